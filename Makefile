@@ -1,0 +1,44 @@
+# Two commands on a fresh machine:
+#   make run    set up (venv, packages, offline models), index the default corpus, answer the sample question
+#   make test   set up and run the whole test suite (what CI runs)
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test setup venv models lint bench-indexing bench-retrieval clean
+
+run: models
+	$(PY) -m pipelines demo
+
+test: models
+	$(PY) -m pytest -q
+
+setup: models
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $(STAMP)
+
+models: $(STAMP)
+	$(PY) -m pipelines setup
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench-indexing: models
+	$(PY) benchmarks/indexing.py
+
+bench-retrieval: models
+	$(PY) benchmarks/retrieval.py
+
+clean:
+	rm -rf data

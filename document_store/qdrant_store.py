@@ -1,0 +1,76 @@
+"""Building the QdrantDocumentStore: embedded on disk by default, a Qdrant server when QDRANT_URL is set.
+
+Usage::
+
+    from pipelines.settings import Settings
+    from document_store.qdrant_store import open_document_store
+    store = open_document_store(Settings.from_env())
+    print(store.count_documents())
+    store.close()   # releases the on-disk lock for other processes
+"""
+
+from __future__ import annotations
+
+import re
+
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from qdrant_client import QdrantClient
+
+from pipelines.settings import Settings
+
+# Keyword indexes for the filters we use (a server feature; the embedded mode scans instead).
+PAYLOAD_INDEXES = [
+    {"field_name": f"meta.{name}", "field_schema": "keyword"} for name in ("law", "source", "key", "status")
+]
+COLLECTION_NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+class StoreLockedError(RuntimeError):
+    """Another process holds the embedded store open."""
+
+
+def validate_collection_name(name: str) -> str:
+    """Knowledge-base names become Qdrant collection names: letters, digits, ``_`` and ``-`` only."""
+    if not COLLECTION_NAME_RE.match(name) or name.endswith("__sources"):
+        raise ValueError(
+            f"Invalid knowledge base name {name!r}: use 1-64 letters, digits, '_' or '-' (not ending in '__sources')"
+        )
+    return name
+
+
+def open_document_store(settings: Settings, collection: str | None = None) -> QdrantDocumentStore:
+    """Open (and create if needed) the collection; raise `StoreLockedError` when the path is in use."""
+    name = validate_collection_name(collection or settings.collection)
+    common = {
+        "index": name,
+        "embedding_dim": settings.embedding_dim,
+        "use_sparse_embeddings": True,
+        "sparse_idf": True,
+        "similarity": "cosine",
+        "return_embedding": False,
+        "progress_bar": False,
+        "write_batch_size": 256,
+    }
+    if settings.qdrant_url:
+        store = QdrantDocumentStore(url=settings.qdrant_url, payload_fields_to_index=PAYLOAD_INDEXES, **common)
+    else:
+        settings.qdrant_path.mkdir(parents=True, exist_ok=True)
+        store = QdrantDocumentStore(path=str(settings.qdrant_path), **common)
+    try:
+        store.count_documents()  # connects and creates the collection now, so a lock shows up here
+    except RuntimeError as error:
+        if "already accessed" in str(error):
+            raise StoreLockedError(
+                f"The store at {settings.qdrant_path} is in use by another process (a running server or "
+                "indexing job); stop it, or set QDRANT_URL to share one Qdrant server."
+            ) from error
+        raise
+    return store
+
+
+def qdrant_client_of(store: QdrantDocumentStore) -> QdrantClient:
+    """The store's own client: a second client cannot open the same embedded path, so share this one."""
+    store.count_documents()  # makes sure the client exists
+    client = store._client
+    assert client is not None
+    return client

@@ -1,0 +1,85 @@
+"""The record of what a knowledge base holds: one entry per source (a law or a file).
+
+Kept in Qdrant itself, in a payload-only collection ``<collection>__sources`` beside the documents, so it
+lives wherever the store lives (embedded path or server). A source is marked ``indexing`` before its
+articles are written and ``complete`` after, so an interrupted run is detected instead of silently
+answering from half an index.
+
+Usage::
+
+    manifest = SourceManifest(store)
+    manifest.mark_indexing("law:民法典", content_hash="…")
+    ...write documents...
+    manifest.mark_complete("law:民法典", content_hash="…", count=1260)
+    manifest.incomplete()   # sources whose indexing never finished
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, dataclass
+
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from qdrant_client import models
+
+from document_store.qdrant_store import qdrant_client_of
+
+INDEXING = "indexing"
+COMPLETE = "complete"
+_NAMESPACE = uuid.UUID("6f1b0a9c-4a55-4c1e-9f55-1d2b3c4d5e6f")
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """One source in the knowledge base."""
+
+    source: str
+    status: str
+    content_hash: str
+    count: int
+    updated_at: float
+
+
+class SourceManifest:
+    """Reads and writes the per-source records of one collection."""
+
+    def __init__(self, store: QdrantDocumentStore) -> None:
+        self._client = qdrant_client_of(store)
+        self.collection = f"{store.index}__sources"
+        if not self._client.collection_exists(self.collection):
+            self._client.create_collection(self.collection, vectors_config={})
+
+    def _put(self, record: SourceRecord) -> None:
+        point = models.PointStruct(id=str(uuid.uuid5(_NAMESPACE, record.source)), vector={}, payload=asdict(record))
+        self._client.upsert(self.collection, points=[point], wait=True)
+
+    def get(self, source: str) -> SourceRecord | None:
+        points = self._client.retrieve(self.collection, [str(uuid.uuid5(_NAMESPACE, source))], with_payload=True)
+        return SourceRecord(**points[0].payload) if points and points[0].payload else None
+
+    def all(self) -> list[SourceRecord]:
+        records, offset = [], None
+        while True:
+            points, offset = self._client.scroll(self.collection, limit=1000, offset=offset, with_payload=True)
+            records.extend(SourceRecord(**p.payload) for p in points if p.payload)
+            if offset is None:
+                return sorted(records, key=lambda r: r.source)
+
+    def incomplete(self) -> list[SourceRecord]:
+        return [r for r in self.all() if r.status != COMPLETE]
+
+    def mark_indexing(self, source: str, content_hash: str) -> None:
+        self._put(SourceRecord(source, INDEXING, content_hash, 0, time.time()))
+
+    def mark_complete(self, source: str, content_hash: str, count: int) -> None:
+        self._put(SourceRecord(source, COMPLETE, content_hash, count, time.time()))
+
+    def remove(self, source: str) -> None:
+        self._client.delete(
+            self.collection, points_selector=models.PointIdsList(points=[str(uuid.uuid5(_NAMESPACE, source))])
+        )
+
+    def drop(self) -> None:
+        """Delete the manifest collection (when the knowledge base itself is deleted)."""
+        self._client.delete_collection(self.collection)

@@ -1,0 +1,60 @@
+"""Plain-text sources (.txt / .md) read into whole-text Documents for the `StatuteSplitter`.
+
+Usage::
+
+    from document_store.text_files import load_text_file
+    doc = load_text_file("docs/公司规章.txt")   # Document(meta={"law": "公司规章", "source": "file:公司规章.txt"})
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from haystack import Document
+
+SUPPORTED_SUFFIXES = (".txt", ".md")
+MAX_FILE_BYTES = 20 * 1024 * 1024
+
+
+class FileLoadError(ValueError):
+    """A file cannot be used as a source; the message says why in one line."""
+
+
+def load_text_file(path: str | Path, *, source_name: str | None = None) -> Document:
+    """Read a UTF-8 .txt/.md file; the title is the first Markdown heading or the file name.
+
+    :param source_name: the name the source is known by (defaults to the file name); re-indexing a source
+        with the same name replaces its previous articles.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        raise FileLoadError(f"{path.name}: unsupported file type {path.suffix or '(none)'}; use .txt or .md")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as error:
+        raise FileLoadError(f"{path}: file not found") from error
+    except IsADirectoryError as error:
+        raise FileLoadError(f"{path}: is a directory, not a file") from error
+    except OSError as error:
+        raise FileLoadError(f"{path}: cannot read ({error.strerror})") from error
+    return text_document(data, source_name or path.name)
+
+
+def text_document(data: bytes, name: str) -> Document:
+    """Validate raw bytes of an uploaded or read file and wrap them as a Document."""
+    if len(data) > MAX_FILE_BYTES:
+        raise FileLoadError(f"{name}: {len(data)} bytes is over the {MAX_FILE_BYTES} byte limit")
+    if b"\x00" in data:
+        raise FileLoadError(f"{name}: looks like a binary file; only UTF-8 text (.txt/.md) is supported")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise FileLoadError(f"{name}: not valid UTF-8 (byte {error.start}); convert it to UTF-8 first") from error
+    if not text.strip():
+        raise FileLoadError(f"{name}: file is empty")
+    title = Path(name).stem
+    for line in text.splitlines():
+        if line.startswith("# "):
+            title = line[2:].strip() or title
+            break
+    return Document(content=text, meta={"law": title, "source": f"file:{name}", "filename": name})

@@ -1,0 +1,161 @@
+"""Command line: ``python -m pipelines {setup,index,search,stats,laws,demo}``.
+
+Usage::
+
+    python -m pipelines index --laws 个人信息保护法 民法典
+    python -m pipelines search "公司收集我的个人信息需要我同意吗" --mode hybrid --top-k 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from document_store.qdrant_store import StoreLockedError, open_document_store
+from document_store.source_manifest import SourceManifest
+from document_store.statute_db import StatuteDB, UnknownLawError
+from document_store.text_files import FileLoadError
+from pipelines.llm_server import LLMServerError
+from pipelines.settings import Settings
+
+SAMPLE_QUESTION = "公司收集我的个人信息需要我同意吗"
+MAX_QUERY_CHARS = 2000
+EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, LLMServerError, ValueError)
+
+
+def validate_query(query: str) -> str:
+    """Reject empty and oversized queries with a message that says the limit."""
+    query = query.strip()
+    if not query:
+        raise ValueError("the query is empty; ask a question, e.g. " + SAMPLE_QUESTION)
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(f"the query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    return query
+
+
+def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.provision import provision
+
+    for line in provision(settings, llm=not args.no_llm):
+        print(line)
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.indexing import Indexer, file_sources, law_sources
+
+    laws = args.laws if args.laws is not None else ([] if args.files else list(settings.default_laws))
+    sources = (law_sources(laws) if laws else []) + file_sources(args.files or [])
+    store = open_document_store(settings, args.collection)
+    try:
+        started = time.perf_counter()
+        results = Indexer(store, settings).index(sources, progress=not args.quiet)
+        for result in results:
+            print(f"{result.action:9s} {result.count:6d}  {result.source}")
+        print(f"{store.count_documents()} documents in '{store.index}' ({time.perf_counter() - started:.1f} s)")
+    finally:
+        store.close()
+
+
+def _warn_incomplete(manifest: SourceManifest) -> None:
+    for record in manifest.incomplete():
+        print(f"warning: {record.source} was interrupted during indexing; results may be incomplete. "
+              "Re-run `python -m pipelines index` to finish it.", file=sys.stderr)
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.retrieval import build_retrieval_pipeline, retrieve
+
+    query = validate_query(args.query)
+    if not 1 <= args.top_k <= 100:
+        raise ValueError(f"--top-k must be between 1 and 100, got {args.top_k}")
+    store = open_document_store(settings, args.collection)
+    try:
+        if store.count_documents() == 0:
+            raise ValueError(f"the knowledge base '{store.index}' is empty; run `python -m pipelines index` first")
+        _warn_incomplete(SourceManifest(store))
+        pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
+        pipeline.warm_up()
+        started = time.perf_counter()
+        docs = retrieve(pipeline, [query], top_k=args.top_k)
+        print(f"{len(docs)} results for {query!r} ({args.mode}, {1000 * (time.perf_counter() - started):.0f} ms)")
+        for rank, doc in enumerate(docs, start=1):
+            paths = ",".join(doc.meta.get("retrieval", {}).get("paths", []))
+            text = (doc.content or "").replace("\n", " ")
+            print(f"{rank:2d}. {doc.score:.4f} [{paths}] {doc.meta.get('key')}\n    {text[:120]}")
+    finally:
+        store.close()
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
+    store = open_document_store(settings, args.collection)
+    try:
+        manifest = SourceManifest(store)
+        records = manifest.all()
+        where = settings.qdrant_url or str(settings.qdrant_path)
+        print(f"knowledge base '{store.index}' at {where}: {store.count_documents()} documents, {len(records)} sources")
+        for record in records:
+            print(f"  {record.status:9s} {record.count:6d}  {record.source}")
+        _warn_incomplete(manifest)
+    finally:
+        store.close()
+
+
+def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
+    for name, count in StatuteDB().law_counts().items():
+        print(f"{count:6d}  {name}")
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
+    """The main job until the agentic pipeline exists: set up, index the default laws, search a sample."""
+    cmd_setup(argparse.Namespace(no_llm=False), settings)
+    cmd_index(argparse.Namespace(laws=None, files=None, collection=None, quiet=False), settings)
+    cmd_search(argparse.Namespace(query=args.query, mode="hybrid", top_k=5, collection=None), settings)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pipelines", description="Agentic RAG over Chinese statutes")
+    sub = parser.add_subparsers(dest="command", required=True)
+    setup = sub.add_parser("setup", help="build the offline models (idempotent)")
+    setup.add_argument("--no-llm", action="store_true", help="only the embedding model")
+    index = sub.add_parser("index", help="index laws from the statute database and/or .txt/.md files")
+    index.add_argument("--laws", nargs="*", help="law names (short names work; 'all' = every current law)")
+    index.add_argument("--files", nargs="*", help=".txt/.md files")
+    index.add_argument("--collection", help="knowledge base (Qdrant collection) name")
+    index.add_argument("--quiet", action="store_true", help="no progress bar")
+    search = sub.add_parser("search", help="retrieve articles for a query")
+    search.add_argument("query")
+    search.add_argument("--mode", choices=["bm25", "dense", "hybrid"], default="hybrid")
+    search.add_argument("--top-k", type=int, default=10)
+    search.add_argument("--collection")
+    stats = sub.add_parser("stats", help="what the knowledge base holds")
+    stats.add_argument("--collection")
+    sub.add_parser("laws", help="list the laws of the statute database")
+    demo = sub.add_parser("demo", help="setup + index the default laws + search a sample question")
+    demo.add_argument("query", nargs="?", default=SAMPLE_QUESTION)
+    return parser
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
+    "setup": cmd_setup, "index": cmd_index, "search": cmd_search, "stats": cmd_stats,
+    "laws": cmd_laws, "demo": cmd_demo,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        COMMANDS[args.command](args, Settings.from_env())
+    except EXPECTED_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; re-run the same command to finish", file=sys.stderr)
+        return 130
+    return 0

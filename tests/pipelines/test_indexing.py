@@ -1,0 +1,126 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components.bm25_index import invalidate
+from components.jieba_bm25_retriever import JiebaBM25Retriever
+from document_store.qdrant_store import StoreLockedError, open_document_store
+from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
+from pipelines import indexing
+from pipelines.indexing import Indexer, file_sources, law_sources
+
+REPO = Path(__file__).resolve().parents[2]
+PIPL = "中华人民共和国个人信息保护法"
+
+RULES_V1 = "# 员工手册\n第一章 总则\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n第三条 年终奖按绩效发放。\n"
+RULES_V2 = "# 员工手册\n第一章 总则\n第一条 员工请假需提前五天书面申请。\n第二条 加班应当支付加班费。\n"
+
+
+@pytest.fixture
+def store(settings):
+    store = open_document_store(settings)
+    yield store
+    store.close()
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_reindex_is_idempotent(store, settings):
+    first = Indexer(store, settings).index(law_sources(["个人信息保护法"]), progress=False)
+    assert [(r.action, r.count) for r in first] == [("added", 74)]
+    assert store.count_documents() == 74
+    second = Indexer(store, settings).index(law_sources([PIPL]), progress=False)
+    assert [(r.action, r.count) for r in second] == [("unchanged", 74)]
+    assert store.count_documents() == 74
+    record = SourceManifest(store).get(f"law:{PIPL}")
+    assert record.status == COMPLETE and record.count == 74
+
+
+def test_incremental_add_keeps_what_is_there(store, settings, tmp_path):
+    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
+    results = Indexer(store, settings).index(file_sources([write(tmp_path / "员工手册.md", RULES_V1)]), progress=False)
+    assert [(r.action, r.count) for r in results] == [("added", 3)]
+    assert store.count_documents() == 77
+
+
+def test_changed_source_replaces_its_old_articles(store, settings, tmp_path):
+    path = write(tmp_path / "员工手册.md", RULES_V1)
+    Indexer(store, settings).index(file_sources([path]), progress=False)
+    write(tmp_path / "员工手册.md", RULES_V2)
+    results = Indexer(store, settings).index(file_sources([path]), progress=False)
+    assert [(r.action, r.count) for r in results] == [("replaced", 2)]
+    docs = {d.meta["key"]: d.content for d in store.filter_documents()}
+    assert docs == {"员工手册第一条": "员工请假需提前五天书面申请。", "员工手册第二条": "加班应当支付加班费。"}
+
+
+def test_interrupted_run_is_detected_and_finished_by_the_next(store, settings, tmp_path, monkeypatch):
+    paths = [write(tmp_path / "员工手册.md", RULES_V1), write(tmp_path / "其他.md", "# 其他\n第一条 甲。\n第二条 乙。\n")]
+    monkeypatch.setattr(indexing, "GROUP_SIZE", 1)  # one source per group
+    real_write = store.write_documents
+    calls = []
+
+    def crash_on_second_write(documents, policy):
+        calls.append(len(documents))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C while the second source was being written
+        return real_write(documents, policy)
+
+    monkeypatch.setattr(store, "write_documents", crash_on_second_write)
+    with pytest.raises(KeyboardInterrupt):
+        Indexer(store, settings).index(file_sources(paths), progress=False)
+    incomplete = SourceManifest(store).incomplete()
+    assert [(r.source, r.status) for r in incomplete] == [("file:其他.md", INDEXING)]
+
+    monkeypatch.setattr(store, "write_documents", real_write)
+    results = Indexer(store, settings).index(file_sources(paths), progress=False)
+    assert sorted((r.source, r.action, r.count) for r in results) == [
+        ("file:其他.md", "resumed", 2), ("file:员工手册.md", "unchanged", 3)]
+    assert SourceManifest(store).incomplete() == []
+    assert store.count_documents() == 5
+
+
+def test_bm25_matches_only_after_jieba_segmentation(store, settings, tmp_path):
+    text = "# 规定\n第一条 处理个人信息应当取得个人同意。\n第二条 机动车应当按规定停放。\n"
+    Indexer(store, settings).index(file_sources([write(tmp_path / "规定.md", text)]), progress=False)
+    invalidate(store)
+    retriever = JiebaBM25Retriever(document_store=store, top_k=5)
+    # No whitespace in the query: without segmentation it is one token that occurs nowhere.
+    query = "收集个人信息需要同意吗"
+    assert "个人信息" in retriever.tokenize(query) and "同意" in retriever.tokenize(query)
+    docs = retriever.run(queries=[query])["documents"]
+    assert [d.meta["key"] for d in docs] == ["规定第一条"]
+    assert docs[0].score > 0
+
+
+def test_store_persists_across_processes_and_a_locked_path_is_reported(settings, tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "DATA_DIR": str(settings.data_dir), "EMBEDDING_MODEL": settings.embedding_model,
+           "HF_HUB_OFFLINE": "1", "HOME": str(tmp_path)}
+    run = [sys.executable, "-m", "pipelines"]
+    indexed = subprocess.run(check=False, args=[*run, "index", "--quiet"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert indexed.returncode == 0, indexed.stderr
+    assert "74 documents" in indexed.stdout
+    searched = subprocess.run(check=False, args=[*run, "search", "个人信息处理者的同意", "--mode", "bm25", "--top-k", "3"],
+                              cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert searched.returncode == 0, searched.stderr
+    assert "3 results" in searched.stdout and PIPL in searched.stdout
+
+    store = open_document_store(settings)  # this process now holds the embedded path
+    try:
+        assert store.count_documents() == 74
+        locked = subprocess.run(check=False, args=[*run, "stats"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        assert locked.returncode == 2
+        assert "in use by another process" in locked.stderr
+        assert "Traceback" not in locked.stderr
+    finally:
+        store.close()
+    with pytest.raises(StoreLockedError):
+        holder = open_document_store(settings)
+        try:
+            open_document_store(settings)
+        finally:
+            holder.close()

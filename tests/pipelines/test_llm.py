@@ -1,0 +1,53 @@
+import socket
+
+import pytest
+from haystack.dataclasses import ChatMessage
+
+from pipelines.llm import make_chat_generator, resolve_endpoint
+from pipelines.llm_server import EmbeddedLLMServer, LLMServerError
+from tests.support.openai_server import ScriptedOpenAIServer
+
+
+def test_deepseek_key_wins(settings, monkeypatch):
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    endpoint = resolve_endpoint(settings)
+    assert (endpoint.kind, endpoint.base_url, endpoint.model) == ("deepseek", "https://api.deepseek.com", "deepseek-chat")
+    assert endpoint.api_key_env == "DEEPSEEK_API_KEY"
+
+
+def test_configured_server_is_used_over_http(settings, monkeypatch):
+    with ScriptedOpenAIServer(default="你好，我是测试服务器。") as server:
+        monkeypatch.setenv("LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("LLM_MODEL", "scripted-model")
+        from pipelines.settings import Settings
+
+        generator = make_chat_generator(Settings.from_env(), generation_kwargs={"temperature": 0})
+        reply = generator.run(messages=[ChatMessage.from_user("你好")])["replies"][0]
+    assert reply.text == "你好，我是测试服务器。"
+    assert server.requests[0]["model"] == "scripted-model"
+    assert server.requests[0]["messages"][-1]["content"] == "你好"
+
+
+def test_missing_gguf_gives_a_clear_error(tmp_path):
+    with pytest.raises(LLMServerError, match="python -m pipelines setup"):
+        EmbeddedLLMServer(tmp_path / "missing.gguf").start()
+
+
+@pytest.mark.slow
+def test_embedded_server_lifecycle_with_the_real_model(settings):
+    server = EmbeddedLLMServer(settings.llm_gguf, n_ctx=1024, start_timeout=300)
+    with server:
+        assert server.running
+        port = server.port
+        from haystack.components.generators.chat import OpenAIChatGenerator
+        from haystack.utils import Secret
+
+        generator = OpenAIChatGenerator(api_key=Secret.from_token("sk-local"), model="local",
+                                        api_base_url=server.base_url, generation_kwargs={"max_tokens": 16,
+                                                                                         "temperature": 0})
+        reply = generator.run(messages=[ChatMessage.from_user("1+1等于几？只回答数字。")])["replies"][0]
+        assert "2" in reply.text
+    assert not server.running
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", port)) != 0  # nothing listens any more

@@ -1,0 +1,94 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for tests (real HTTP, real openai client).
+
+Each request is answered by the first rule whose ``match`` string occurs in the request's messages (or the
+default). Every request body is recorded so tests can assert on what the client sent.
+
+Usage::
+
+    with ScriptedOpenAIServer(default="你好") as server:
+        server.add_rule("评分", '{"score": 35}')
+        os.environ["LLM_BASE_URL"] = server.base_url
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+
+@dataclass
+class Rule:
+    match: str
+    reply: str
+    status: int = 200
+    delay: float = 0.0
+
+
+class ScriptedOpenAIServer:
+    def __init__(self, default: str = "好的。") -> None:
+        self.default = default
+        self.rules: list[Rule] = []
+        self.requests: list[dict[str, Any]] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def add_rule(self, match: str, reply: str, status: int = 200, delay: float = 0.0) -> None:
+        self.rules.append(Rule(match, reply, status, delay))
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _answer(self, body: dict[str, Any]) -> Rule:
+        text = json.dumps(body.get("messages", []), ensure_ascii=False)
+        return next((rule for rule in self.rules if rule.match in text), Rule("", self.default))
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload, ensure_ascii=False).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                outer.requests.append(body)
+                rule = outer._answer(body)
+                time.sleep(rule.delay)
+                if rule.status != 200:
+                    self._send(rule.status, {"error": {"message": rule.reply, "type": "server_error"}})
+                    return
+                self._send(200, {
+                    "id": f"chatcmpl-{len(outer.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "scripted"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": rule.reply}}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                })
+
+        return Handler
