@@ -18,7 +18,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.utils.filters import document_matches_filter
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from components.bm25_index import bm25_index_for
+from components.collection_mirror import mirror_for
 from components.jieba_tokenizer import JiebaTokenizer
 from components.ranking import Ranking
 
@@ -68,7 +68,7 @@ class JiebaBM25Retriever:
 
     def warm_up(self) -> None:
         """Load the BM25 matrix now rather than on the first query."""
-        bm25_index_for(self.document_store, self.k1, self.b).refresh()
+        mirror_for(self.document_store).refresh()
 
     def to_dict(self) -> dict[str, Any]:
         init = {k: getattr(self, k) for k in ("top_k", "k1", "b", "mode", "user_dict", "stopwords", "filters")}
@@ -94,9 +94,9 @@ class JiebaBM25Retriever:
         top_k = top_k or self.top_k
         active = filters if filters is not None else self.filters
         accept = (lambda doc: document_matches_filter(active, doc)) if active else None
-        index = bm25_index_for(self.document_store, self.k1, self.b)
+        mirror = mirror_for(self.document_store)
         rankings = []
         for query in queries:
-            hits = index.search(self.tokenize(query), top_k, accept)
+            hits = mirror.bm25(self.tokenize(query), top_k, self.k1, self.b, accept)
             rankings.append(Ranking("bm25", query, [replace(doc, score=score) for doc, score in hits]))
         return {"documents": rankings[0].documents if rankings else [], "rankings": rankings}

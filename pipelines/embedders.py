@@ -45,3 +45,13 @@ def document_embedder(settings: Settings) -> SentenceTransformersDocumentEmbedde
 def text_embedder(settings: Settings) -> SentenceTransformersTextEmbedder:
     """Embeds queries as ``query: <text>``."""
     return SentenceTransformersTextEmbedder(prefix=settings.query_prefix, **_common(settings))
+
+
+def load_sentence_transformer(settings: Settings) -> Any:
+    """The bare `SentenceTransformer` the embedders wrap (for benchmarks that compare against it)."""
+    from sentence_transformers import SentenceTransformer
+
+    common = _common(settings)
+    return SentenceTransformer(
+        common["model"], local_files_only=common["local_files_only"], backend=common["backend"], device="cpu"
+    )

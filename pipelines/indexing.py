@@ -28,6 +28,7 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from tqdm import tqdm
 
 from components.bm25_document_encoder import JiebaBM25DocumentEncoder
+from components.collection_mirror import invalidate
 from components.statute_splitter import StatuteSplitter
 from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.statute_db import StatuteDB, content_hash
@@ -132,6 +133,7 @@ class Indexer:
             self.store.delete_by_filter({"field": "meta.source", "operator": "==", "value": source.name})
         documents = [doc for source, _ in group for doc in source.documents]
         self.pipeline.run({"splitter": {"documents": documents}})
+        invalidate(self.store)
         results = []
         for source, action in group:
             count = self._count(source.name)

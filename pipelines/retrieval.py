@@ -1,11 +1,12 @@
-"""The retrieval sub-pipeline: queries → BM25 and/or dense per query → RRF fusion.
+"""The retrieval sub-pipeline: queries → exact-citation lookup, BM25 and/or dense per query → RRF → reranker.
+
+The pipeline takes a list of queries from the start (the original first, then rewrites); every path retrieves
+for every query and `RRFJoiner` fuses all rankings, deduplicated by article key.
 
 Usage::
 
     pipeline = build_retrieval_pipeline(store, settings, mode="hybrid")
-    docs = pipeline.run({"bm25": {"queries": [q]}, "dense": {"queries": [q]}})["joiner"]["documents"]
-    # or simply:
-    docs = retrieve(pipeline, [q], top_k=5)
+    docs = retrieve(pipeline, ["公司收集我的个人信息需要我同意吗"], top_k=5)
 """
 
 from __future__ import annotations
@@ -13,42 +14,73 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import Document, Pipeline
+from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
+from components.citation_lookup import CitationLookup
 from components.dense_retriever import DenseRetriever
 from components.jieba_bm25_retriever import JiebaBM25Retriever
+from components.llm_relevance_ranker import LLMRelevanceRanker
 from components.rrf_joiner import RRFJoiner
 from pipelines.embedders import text_embedder
 from pipelines.settings import Settings
 
 MODES = ("bm25", "dense", "hybrid")
+RERANKERS = ("none", "llm", "cross-encoder")
 CANDIDATES_PER_PATH = 50
+# An exact citation (“民法典第1032条”) is what the user asked for: it outranks anything a search path finds.
+PATH_WEIGHTS = {"citation": 100.0}
+
+
+def make_reranker(settings: Settings) -> Any:
+    """The configured reranker component, or None for ``RERANKER=none``."""
+    if settings.reranker not in RERANKERS:
+        raise ValueError(f"RERANKER must be one of {RERANKERS}, got {settings.reranker!r}")
+    if settings.reranker == "llm":
+        return LLMRelevanceRanker(top_n=settings.rerank_top_n)
+    if settings.reranker == "cross-encoder":
+        return SentenceTransformersSimilarityRanker(model=settings.reranker_model, top_k=100,
+                                                    meta_fields_to_embed=["law"])
+    return None
 
 
 def build_retrieval_pipeline(
-    document_store: QdrantDocumentStore, settings: Settings, mode: str = "hybrid", top_k: int = 10
+    document_store: QdrantDocumentStore,
+    settings: Settings,
+    mode: str = "hybrid",
+    top_k: int = 10,
+    reranker: Any = None,
 ) -> Pipeline:
-    """BM25 (jieba) and/or dense retrieval of every query, fused with RRF (k=60) into ``top_k`` documents."""
+    """Citation lookup + BM25 (jieba) and/or dense retrieval of every query, RRF-fused, optionally reranked."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    candidates = max(CANDIDATES_PER_PATH, top_k)
     pipeline = Pipeline()
-    pipeline.add_component("joiner", RRFJoiner(top_k=top_k))
+    pipeline.add_component("citation", CitationLookup(document_store=document_store))
+    pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights=PATH_WEIGHTS))
+    pipeline.connect("citation.rankings", "joiner.rankings")
     if mode in ("bm25", "hybrid"):
-        pipeline.add_component("bm25", JiebaBM25Retriever(document_store=document_store, top_k=CANDIDATES_PER_PATH))
+        pipeline.add_component("bm25", JiebaBM25Retriever(document_store=document_store, top_k=candidates))
         pipeline.connect("bm25.rankings", "joiner.rankings")
     if mode in ("dense", "hybrid"):
-        dense = DenseRetriever(document_store=document_store, embedder=text_embedder(settings), top_k=CANDIDATES_PER_PATH)
+        dense = DenseRetriever(document_store=document_store, embedder=text_embedder(settings), top_k=candidates)
         pipeline.add_component("dense", dense)
         pipeline.connect("dense.rankings", "joiner.rankings")
+    if reranker is not None:
+        pipeline.add_component("reranker", reranker)
+        pipeline.connect("joiner.documents", "reranker.documents")
     return pipeline
 
 
 def retrieve(
     pipeline: Pipeline, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
 ) -> list[Document]:
-    """Run a retrieval pipeline built by `build_retrieval_pipeline` for a list of queries."""
-    data: dict[str, dict[str, Any]] = {"joiner": {"top_k": top_k}}
+    """Run a pipeline built by `build_retrieval_pipeline` for a list of queries (the original first)."""
+    data: dict[str, dict[str, Any]] = {"joiner": {"top_k": top_k}, "citation": {"queries": queries, "filters": filters}}
     for name in ("bm25", "dense"):
         if name in pipeline.graph.nodes:
             data[name] = {"queries": queries, "filters": filters}
+    if "reranker" in pipeline.graph.nodes:
+        data["reranker"] = {"query": queries[0]}
+        return pipeline.run(data)["reranker"]["documents"]
     return pipeline.run(data)["joiner"]["documents"]

@@ -57,6 +57,9 @@ class Settings:
     embedding_dim: int = 384
     query_prefix: str = "query: "
     passage_prefix: str = "passage: "
+    reranker: str = "none"
+    reranker_model: str = "BAAI/bge-reranker-v2-m3"
+    rerank_top_n: int = 10
     llm_gguf: str = ""
     llm_base_url: str = ""
     llm_model: str = "local"
@@ -86,6 +89,9 @@ class Settings:
             embedding_dim=_env_int("EMBEDDING_DIM", 384),
             query_prefix=_env("EMBEDDING_QUERY_PREFIX", "query: "),
             passage_prefix=_env("EMBEDDING_PASSAGE_PREFIX", "passage: "),
+            reranker=_env("RERANKER", "none"),
+            reranker_model=_env("RERANKER_MODEL", "BAAI/bge-reranker-v2-m3"),
+            rerank_top_n=_env_int("RERANK_TOP_N", 10),
             llm_gguf=_env("LLM_GGUF", str(models_dir / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")),
             llm_base_url=_env("LLM_BASE_URL", ""),
             llm_model=_env("LLM_MODEL", "local"),

@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from components.bm25_index import invalidate
 from components.jieba_bm25_retriever import JiebaBM25Retriever
 from document_store.qdrant_store import StoreLockedError, open_document_store
 from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
@@ -87,7 +86,6 @@ def test_interrupted_run_is_detected_and_finished_by_the_next(store, settings, t
 def test_bm25_matches_only_after_jieba_segmentation(store, settings, tmp_path):
     text = "# 规定\n第一条 处理个人信息应当取得个人同意。\n第二条 机动车应当按规定停放。\n"
     Indexer(store, settings).index(file_sources([write(tmp_path / "规定.md", text)]), progress=False)
-    invalidate(store)
     retriever = JiebaBM25Retriever(document_store=store, top_k=5)
     # No whitespace in the query: without segmentation it is one token that occurs nowhere.
     query = "收集个人信息需要同意吗"

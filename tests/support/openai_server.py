@@ -26,6 +26,7 @@ class Rule:
     reply: str
     status: int = 200
     delay: float = 0.0
+    top_logprobs: list[tuple[str, float]] | None = None
 
 
 class ScriptedOpenAIServer:
@@ -40,8 +41,16 @@ class ScriptedOpenAIServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def add_rule(self, match: str, reply: str, status: int = 200, delay: float = 0.0) -> None:
-        self.rules.append(Rule(match, reply, status, delay))
+    def add_rule(
+        self,
+        match: str,
+        reply: str,
+        status: int = 200,
+        delay: float = 0.0,
+        top_logprobs: list[tuple[str, float]] | None = None,
+    ) -> None:
+        """Answer requests whose messages contain ``match``; ``top_logprobs`` are sent for the first token."""
+        self.rules.append(Rule(match, reply, status, delay, top_logprobs))
 
     def __enter__(self) -> Self:
         self._thread.start()
@@ -81,13 +90,17 @@ class ScriptedOpenAIServer:
                 if rule.status != 200:
                     self._send(rule.status, {"error": {"message": rule.reply, "type": "server_error"}})
                     return
+                choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": rule.reply}}
+                if rule.top_logprobs and body.get("logprobs"):
+                    top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in rule.top_logprobs]
+                    choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
                 self._send(200, {
                     "id": f"chatcmpl-{len(outer.requests)}",
                     "object": "chat.completion",
                     "created": int(time.time()),
                     "model": body.get("model", "scripted"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": rule.reply}}],
+                    "choices": [choice],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 })
 

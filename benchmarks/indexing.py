@@ -1,0 +1,119 @@
+"""Indexing benchmark: all current statute articles through the indexing pipeline vs bare `model.encode`.
+
+Writes benchmarks/reports/indexing.md. The store it builds (collection ``statutes_all`` under
+``DATA_DIR/bench_qdrant``) is reused by the retrieval benchmark.
+
+    .venv/bin/python benchmarks/indexing.py [--limit N] [--backend torch|onnx] [--skip-bare]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import platform
+import resource
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from document_store.qdrant_store import open_document_store
+from pipelines.embedders import META_FIELDS_TO_EMBED, load_sentence_transformer
+from pipelines.indexing import Indexer, Source, build_indexing_pipeline, law_sources
+from pipelines.settings import Settings
+
+BENCH_COLLECTION = "statutes_all"
+
+
+def bench_settings(backend: str | None = None) -> Settings:
+    settings = Settings.from_env()
+    changes = {"qdrant_path": settings.data_dir / "bench_qdrant", "collection": BENCH_COLLECTION}
+    if backend:
+        changes["embedding_backend"] = backend
+    return dataclasses.replace(settings, **changes)
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def embed_texts(sources: list[Source], settings: Settings) -> list[str]:
+    """The exact strings the document embedder encodes: prefix + meta fields + content, newline-joined."""
+    texts = []
+    for source in sources:
+        for doc in source.documents:
+            parts = [str(doc.meta[f]) for f in META_FIELDS_TO_EMBED if doc.meta.get(f)] + [doc.content or ""]
+            texts.append(settings.passage_prefix + "\n".join(parts))
+    return texts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, default=0, help="only the first N laws (0 = all)")
+    parser.add_argument("--backend", choices=["torch", "onnx"], default=None)
+    parser.add_argument("--skip-bare", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="reuse the existing store instead of a fresh one")
+    parser.add_argument("--out", default="benchmarks/reports/indexing.md")
+    args = parser.parse_args()
+    settings = bench_settings(args.backend)
+
+    sources = law_sources(["all"])
+    if args.limit:
+        sources = sources[: args.limit]
+    n_articles = sum(len(s.documents) for s in sources)
+    if not args.keep:
+        shutil.rmtree(settings.qdrant_path, ignore_errors=True)
+
+    store = open_document_store(settings)
+    pipeline = build_indexing_pipeline(store, settings)
+    pipeline.warm_up()
+    started = time.perf_counter()
+    Indexer(store, settings, pipeline).index(sources, progress=True)
+    pipeline_seconds = time.perf_counter() - started
+    pipeline_peak = peak_rss_mib()
+    count = store.count_documents()
+    store.close()
+    print(f"pipeline: {n_articles} articles in {pipeline_seconds:.1f} s, store holds {count}, peak {pipeline_peak:.0f} MiB")
+
+    bare_seconds = None
+    if not args.skip_bare:
+        model = load_sentence_transformer(settings)
+        texts = embed_texts(sources, settings)
+        started = time.perf_counter()
+        model.encode(texts, batch_size=settings.embedding_batch_size, normalize_embeddings=True)
+        bare_seconds = time.perf_counter() - started
+        print(f"bare encode: {len(texts)} texts in {bare_seconds:.1f} s")
+
+    ratio = f"{pipeline_seconds / bare_seconds:.3f}" if bare_seconds else "n/a"
+    bare = f"{bare_seconds:.1f} s ({n_articles / bare_seconds:.1f} articles/s)" if bare_seconds else "not run"
+    report = f"""# Indexing benchmark
+
+Command: `.venv/bin/python benchmarks/indexing.py{' ' + ' '.join(sys.argv[1:]) if sys.argv[1:] else ''}`
+Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; embedding model
+`{settings.embedding_model}`, backend `{settings.embedding_backend}`, batch size {settings.embedding_batch_size}.
+
+| measure | value |
+|---|---|
+| articles | {n_articles} ({len(sources)} laws) |
+| documents in the store after the run | {count} |
+| pipeline wall time (load → split → jieba BM25 → embed → write to embedded Qdrant) | {pipeline_seconds:.1f} s |
+| pipeline throughput | {n_articles / pipeline_seconds:.1f} articles/s |
+| peak memory (RSS) during the pipeline run | {pipeline_peak:.0f} MiB |
+| bare `SentenceTransformer.encode` on the same texts, same model and backend | {bare} |
+| ratio pipeline / bare encode (goal ≤ 1.15) | {ratio} |
+
+Model loading is excluded from both timings (the pipeline is warmed up first; the bare model is loaded before
+its timer starts).
+"""
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(report, encoding="utf-8")
+    print(report)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""An in-memory mirror of one Qdrant collection: its documents, their keys and their BM25 statistics.
+
+Indexing stores each article's jieba term frequencies in Qdrant as a sparse vector; the store stays the
+source of truth and this mirror is a read cache of it, loaded once per process and reloaded when the
+collection changes (`invalidate`, called after writes, or a changed point count, checked every few
+seconds). BM25 is Lucene's: ``idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`` with
+``idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))``; weights are computed once per (k1, b).
+
+Usage::
+
+    mirror = mirror_for(store)
+    hits = mirror.bm25(["个人信息", "同意"], top_k=10, k1=1.2, b=0.75)   # [(Document, score), ...]
+    doc = mirror.by_key.get("中华人民共和国民法典第一千零三十二条")
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+
+import numpy as np
+from haystack import Document
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
+from scipy import sparse
+
+from components.jieba_tokenizer import term_id
+from document_store.qdrant_store import qdrant_client_of
+
+RECHECK_SECONDS = 5.0
+
+
+class CollectionMirror:
+    """Documents of one collection with their term-frequency matrix (documents × terms)."""
+
+    def __init__(self, store: QdrantDocumentStore) -> None:
+        self.store = store
+        self.documents: list[Document] = []
+        self.by_key: dict[str, Document] = {}
+        self._columns: dict[int, int] = {}
+        self._tf = sparse.csr_matrix((0, 0))
+        self._weights: dict[tuple[float, float], sparse.csc_matrix] = {}
+        self._idf = np.zeros(0)
+        self._count = -1
+        self._checked = 0.0
+        self._lock = threading.RLock()
+
+    def _load(self) -> None:
+        client = qdrant_client_of(self.store)
+        docs, rows, cols, tfs = [], [], [], []
+        columns: dict[int, int] = {}
+        offset = None
+        while True:
+            points, offset = client.scroll(
+                self.store.index, limit=2048, offset=offset, with_payload=True, with_vectors=[SPARSE_VECTORS_NAME]
+            )
+            for point in points:
+                payload = point.payload or {}
+                vector = point.vector.get(SPARSE_VECTORS_NAME) if isinstance(point.vector, dict) else None
+                row = len(docs)
+                docs.append(Document(id=payload.get("id", str(point.id)), content=payload.get("content"),
+                                     meta=payload.get("meta", {})))
+                if vector is not None:
+                    for index, value in zip(vector.indices, vector.values, strict=True):
+                        rows.append(row)
+                        cols.append(columns.setdefault(index, len(columns)))
+                        tfs.append(value)
+            if offset is None:
+                break
+        n_docs = len(docs)
+        self._tf = sparse.csr_matrix((np.asarray(tfs, dtype=np.float32), (rows, cols)), shape=(n_docs, len(columns)))
+        df = np.bincount(self._tf.indices, minlength=len(columns))
+        self._idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+        self._columns = columns
+        self._weights = {}
+        self.documents = docs
+        self.by_key = {str(d.meta.get("key")): d for d in docs if d.meta.get("key")}
+        self._count = n_docs
+
+    def refresh(self, force: bool = False) -> None:
+        """Reload when forced, never loaded, or (at most every few seconds) when the count changed."""
+        with self._lock:
+            now = time.monotonic()
+            if force or self._count < 0 or now - self._checked > RECHECK_SECONDS and self.store.count_documents() != self._count:
+                self._load()
+            self._checked = now
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._count = -1
+
+    def _bm25_weights(self, k1: float, b: float) -> sparse.csc_matrix:
+        if (k1, b) not in self._weights:
+            tf = self._tf
+            lengths = np.asarray(tf.sum(axis=1)).ravel()
+            avgdl = float(lengths.mean()) if lengths.size and lengths.mean() > 0 else 1.0
+            row_norm = np.repeat(k1 * (1 - b + b * lengths / avgdl), np.diff(tf.indptr))
+            weights = tf.copy()
+            weights.data = tf.data * (k1 + 1) / (tf.data + row_norm)
+            self._weights[(k1, b)] = weights.tocsc()
+        return self._weights[(k1, b)]
+
+    def bm25(
+        self, terms: list[str], top_k: int, k1: float, b: float, accept: Callable[[Document], bool] | None = None
+    ) -> list[tuple[Document, float]]:
+        """Top ``top_k`` documents for the query terms; ``accept`` filters candidates (metadata filters)."""
+        self.refresh()
+        with self._lock:
+            counts = Counter(self._columns.get(term_id(t)) for t in terms)
+            counts.pop(None, None)
+            if not counts or not self.documents:
+                return []
+            cols = list(counts)
+            query = self._idf[cols] * np.asarray([counts[c] for c in cols], dtype=np.float32)
+            scores = np.asarray(self._bm25_weights(k1, b)[:, cols] @ query).ravel()
+            documents = self.documents
+        candidates = np.flatnonzero(scores > 0)
+        if accept is None and candidates.size > top_k:
+            candidates = candidates[np.argpartition(-scores[candidates], top_k)[:top_k]]
+        order = candidates[np.argsort(-scores[candidates], kind="stable")]
+        hits: list[tuple[Document, float]] = []
+        for row in order:
+            doc = documents[row]
+            if accept is None or accept(doc):
+                hits.append((doc, float(scores[row])))
+                if len(hits) >= top_k:
+                    break
+        return hits
+
+    def laws(self) -> list[str]:
+        """Distinct law names in the collection."""
+        self.refresh()
+        return sorted({str(d.meta["law"]) for d in self.documents if d.meta.get("law")})
+
+
+_registry: dict[int, CollectionMirror] = {}
+_registry_lock = threading.Lock()
+
+
+def mirror_for(store: QdrantDocumentStore) -> CollectionMirror:
+    """The shared mirror of a store object."""
+    with _registry_lock:
+        if id(store) not in _registry:
+            _registry[id(store)] = CollectionMirror(store)
+        return _registry[id(store)]
+
+
+def invalidate(store: QdrantDocumentStore) -> None:
+    """Make the mirror of ``store`` reload on next use (called after writes)."""
+    with _registry_lock:
+        mirror = _registry.get(id(store))
+    if mirror is not None:
+        mirror.invalidate()

@@ -1,0 +1,126 @@
+import math
+
+import pytest
+from haystack import Document
+from haystack.components.generators.chat import OpenAIChatGenerator
+from haystack.utils import Secret
+
+from components.citation_lookup import CitationLookup, article_no
+from components.dense_retriever import DenseRetriever
+from components.jieba_bm25_retriever import JiebaBM25Retriever
+from components.llm_relevance_ranker import LLMRelevanceRanker
+from pipelines.embedders import text_embedder
+from pipelines.retrieval import build_retrieval_pipeline, retrieve
+from tests.support.openai_server import ScriptedOpenAIServer
+
+LAW_A = "示例信息保护法"
+LAW_B = "示例交通法"
+ONLY_B = {"field": "meta.law", "operator": "==", "value": LAW_B}
+
+
+def keys(docs):
+    return [d.meta["key"] for d in docs]
+
+
+def test_bm25_path(fixture_store):
+    out = JiebaBM25Retriever(document_store=fixture_store, top_k=3).run(queries=["机动车停放", "撤回同意"])
+    assert keys(out["rankings"][0].documents)[0] == f"{LAW_B}第一条"
+    assert keys(out["rankings"][1].documents)[0] == f"{LAW_A}第三条"
+    assert out["documents"] == out["rankings"][0].documents
+    assert all(r.path == "bm25" for r in out["rankings"])
+
+
+def test_dense_path(fixture_store, settings):
+    retriever = DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=2)
+    retriever.warm_up()
+    out = retriever.run(queries=["汽车可以随便停吗"])
+    assert keys(out["documents"])[0] == f"{LAW_B}第一条"
+
+
+@pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
+def test_filters_apply_on_every_path(fixture_store, settings, mode):
+    pipeline = build_retrieval_pipeline(fixture_store, settings, mode=mode, top_k=10)
+    pipeline.warm_up()
+    docs = retrieve(pipeline, ["处理个人信息应当取得同意", "第一条"], filters=ONLY_B)
+    assert docs and {d.meta["law"] for d in docs} == {LAW_B}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("示例信息保护法第十三条是什么", [f"{LAW_A}第十三条"]),
+     ("示例信息保护法第13条", [f"{LAW_A}第十三条"]),
+     ("《示例信息保护法》第十三条之一", [f"{LAW_A}第十三条之一"]),
+     ("根据示例交通法2条和第1条", [f"{LAW_B}第二条", f"{LAW_B}第一条"]),
+     ("第二条", []),  # two laws in the knowledge base: a bare article number is ambiguous
+     ("不存在的法第一条", [])],
+)
+def test_exact_citation_lookup(fixture_store, query, expected):
+    assert keys(CitationLookup(document_store=fixture_store).find(query)) == expected
+
+
+def test_bare_article_number_resolves_with_a_law_filter(fixture_store):
+    assert keys(CitationLookup(document_store=fixture_store).find("第2条", ONLY_B)) == [f"{LAW_B}第二条"]
+
+
+def test_article_no_normalisation():
+    assert article_no("1032") == "第一千零三十二条"
+    assert article_no("十三", "一") == "第十三条之一"
+
+
+def test_citation_is_placed_first_in_the_pipeline(fixture_store, settings):
+    pipeline = build_retrieval_pipeline(fixture_store, settings, mode="hybrid", top_k=3)
+    pipeline.warm_up()
+    docs = retrieve(pipeline, ["示例交通法第2条讲了什么"])
+    assert keys(docs)[0] == f"{LAW_B}第二条"
+    assert "citation" in docs[0].meta["retrieval"]["paths"]
+
+
+def test_llm_reranker_orders_by_probability_of_yes():
+    documents = [Document(content=text, meta={"key": text, "law": "法", "article_no": "第一条"})
+                 for text in ("机动车停放规定", "处理个人信息应当取得个人同意", "驾驶人遵守信号")]
+    with ScriptedOpenAIServer(default="否") as server:
+        server.add_rule("个人同意", "是", top_logprobs=[("是", -0.05), ("否", -3.0)])
+        server.add_rule("机动车", "否", top_logprobs=[("否", -0.2), ("是", -1.7)])
+        server.add_rule("驾驶人", "否", top_logprobs=[("否", -0.01), ("是", -5.0)])
+        generator = OpenAIChatGenerator(api_key=Secret.from_token("sk-test"), model="m", api_base_url=server.base_url)
+        ranker = LLMRelevanceRanker(chat_generator=generator, top_n=3, max_workers=1)
+        out = ranker.run(query="收集个人信息要同意吗", documents=documents)["documents"]
+        sent = server.requests[0]
+    assert [d.content for d in out] == ["处理个人信息应当取得个人同意", "机动车停放规定", "驾驶人遵守信号"]
+    assert out[0].meta["llm_relevance"] == pytest.approx(math.exp(-0.05) / (math.exp(-0.05) + math.exp(-3.0)))
+    assert sent["logprobs"] is True and sent["max_tokens"] == 1
+
+
+def test_llm_reranker_keeps_order_when_the_llm_fails():
+    documents = [Document(content=t, meta={"key": t}) for t in ("甲", "乙", "丙")]
+    with ScriptedOpenAIServer() as server:
+        server.add_rule("", "boom", status=500)
+        generator = OpenAIChatGenerator(api_key=Secret.from_token("sk-test"), model="m", api_base_url=server.base_url,
+                                        max_retries=0)
+        out = LLMRelevanceRanker(chat_generator=generator, top_n=2).run(query="问", documents=documents)["documents"]
+    assert [d.content for d in out] == ["甲", "乙", "丙"]
+
+
+def test_cross_encoder_wiring_with_a_tiny_model(fixture_store, settings, tmp_path):
+    from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
+
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *"个人信息同意机动车停放"])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+                                   sep_token="[SEP]")
+    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, num_labels=1)
+    BertForSequenceClassification(config).save_pretrained(tmp_path / "tiny-ce")
+    fast.save_pretrained(tmp_path / "tiny-ce")
+
+    ranker = SentenceTransformersSimilarityRanker(model=str(tmp_path / "tiny-ce"), top_k=10)
+    pipeline = build_retrieval_pipeline(fixture_store, settings, mode="bm25", top_k=5, reranker=ranker)
+    pipeline.warm_up()
+    docs = retrieve(pipeline, ["个人信息同意"])
+    fused = retrieve(build_retrieval_pipeline(fixture_store, settings, mode="bm25", top_k=5), ["个人信息同意"])
+    assert sorted(keys(docs)) == sorted(keys(fused))  # same candidates, now ordered by the cross-encoder
+    scores = [d.score for d in docs]
+    assert scores == sorted(scores, reverse=True)

@@ -1,0 +1,28 @@
+import math
+
+import pytest
+
+from benchmarks.metrics import mean_metrics, percentile, query_metrics
+
+
+def test_metrics_on_a_hand_made_ranking():
+    m = query_metrics(["a", "x", "b", "y"], ["b", "a", "z"])
+    assert m["R@1"] == pytest.approx(1 / 3)
+    assert m["R@3"] == pytest.approx(2 / 3)
+    assert m["Hit@1"] == 1.0
+    assert m["MRR@10"] == 1.0
+    dcg = 1 / math.log2(2) + 1 / math.log2(4)
+    idcg = 1 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4)
+    assert m["nDCG@10"] == pytest.approx(dcg / idcg)
+
+
+def test_duplicates_count_once_and_miss_is_zero():
+    m = query_metrics(["x", "x", "x", "g"], ["g"])
+    assert m["R@1"] == 0.0 and m["R@3"] == 1.0 and m["MRR@10"] == 0.5
+    assert query_metrics([], ["g"])["nDCG@10"] == 0.0
+
+
+def test_mean_and_percentile():
+    assert mean_metrics([{"R@1": 1.0}, {"R@1": 0.0}]) == {"R@1": 0.5}
+    assert percentile([5, 1, 3, 2, 4], 50) == 3
+    assert percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95) == 10
