@@ -62,15 +62,20 @@ def resolve_endpoint(settings: Settings | None = None) -> LLMEndpoint:
 def make_chat_generator(
     settings: Settings | None = None,
     *,
+    role: str = "main",
     generation_kwargs: dict[str, Any] | None = None,
     streaming_callback: Any = None,
 ) -> OpenAIChatGenerator:
-    """An `OpenAIChatGenerator` for the resolved endpoint, with the configured timeout and retries."""
+    """An `OpenAIChatGenerator` for the resolved endpoint, with the configured timeout and retries.
+
+    ``role="light"`` selects ``LLM_LIGHT_MODEL`` (the cheaper model for routing and judging) when it is set.
+    """
     settings = settings or Settings.from_env()
     endpoint = resolve_endpoint(settings)
+    model = settings.llm_light_model if role == "light" and settings.llm_light_model else endpoint.model
     return OpenAIChatGenerator(
         api_key=Secret.from_env_var(endpoint.api_key_env),
-        model=endpoint.model,
+        model=model,
         api_base_url=endpoint.base_url,
         generation_kwargs=generation_kwargs or {},
         streaming_callback=streaming_callback,

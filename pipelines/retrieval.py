@@ -44,18 +44,18 @@ def make_reranker(settings: Settings) -> Any:
     return None
 
 
-def build_retrieval_pipeline(
+def add_retrieval(
+    pipeline: Pipeline,
     document_store: QdrantDocumentStore,
     settings: Settings,
     mode: str = "hybrid",
     top_k: int = 10,
     reranker: Any = None,
-) -> Pipeline:
-    """Citation lookup + BM25 (jieba) and/or dense retrieval of every query, RRF-fused, optionally reranked."""
+) -> None:
+    """Add the retrieval components (``citation``, ``bm25``, ``dense``, ``joiner``, ``reranker``) to a pipeline."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     candidates = max(CANDIDATES_PER_PATH, top_k)
-    pipeline = Pipeline()
     pipeline.add_component("citation", CitationLookup(document_store=document_store))
     pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights=PATH_WEIGHTS))
     pipeline.connect("citation.rankings", "joiner.rankings")
@@ -69,6 +69,18 @@ def build_retrieval_pipeline(
     if reranker is not None:
         pipeline.add_component("reranker", reranker)
         pipeline.connect("joiner.documents", "reranker.documents")
+
+
+def build_retrieval_pipeline(
+    document_store: QdrantDocumentStore,
+    settings: Settings,
+    mode: str = "hybrid",
+    top_k: int = 10,
+    reranker: Any = None,
+) -> Pipeline:
+    """Citation lookup + BM25 (jieba) and/or dense retrieval of every query, RRF-fused, optionally reranked."""
+    pipeline = Pipeline()
+    add_retrieval(pipeline, document_store, settings, mode, top_k, reranker)
     return pipeline
 
 

@@ -63,6 +63,10 @@ class Settings:
     llm_gguf: str = ""
     llm_base_url: str = ""
     llm_model: str = "local"
+    llm_light_model: str = ""
+    pass_score: int = 32
+    max_rounds: int = 3
+    judge_top_n: int = 5
     llm_timeout: float = 120.0
     llm_max_retries: int = 2
     llm_ctx: int = 4096
@@ -95,6 +99,10 @@ class Settings:
             llm_gguf=_env("LLM_GGUF", str(models_dir / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")),
             llm_base_url=_env("LLM_BASE_URL", ""),
             llm_model=_env("LLM_MODEL", "local"),
+            llm_light_model=_env("LLM_LIGHT_MODEL", ""),
+            pass_score=_env_int("PASS_SCORE", 32),
+            max_rounds=_env_int("MAX_ROUNDS", 3),
+            judge_top_n=_env_int("JUDGE_TOP_N", 5),
             llm_timeout=_env_float("LLM_TIMEOUT", 120.0),
             llm_max_retries=_env_int("LLM_MAX_RETRIES", 2),
             llm_ctx=_env_int("LLM_CTX", 4096),

@@ -23,7 +23,7 @@ from typing import Any, Self
 @dataclass
 class Rule:
     match: str
-    reply: str
+    reply: str | list[str]
     status: int = 200
     delay: float = 0.0
     top_logprobs: list[tuple[str, float]] | None = None
@@ -34,6 +34,7 @@ class ScriptedOpenAIServer:
         self.default = default
         self.rules: list[Rule] = []
         self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -44,12 +45,13 @@ class ScriptedOpenAIServer:
     def add_rule(
         self,
         match: str,
-        reply: str,
+        reply: str | list[str],
         status: int = 200,
         delay: float = 0.0,
         top_logprobs: list[tuple[str, float]] | None = None,
     ) -> None:
-        """Answer requests whose messages contain ``match``; ``top_logprobs`` are sent for the first token."""
+        """Answer requests whose messages contain ``match`` (a list of replies is used in turn, the last one
+        repeating); ``top_logprobs`` are sent for the first token."""
         self.rules.append(Rule(match, reply, status, delay, top_logprobs))
 
     def __enter__(self) -> Self:
@@ -60,9 +62,19 @@ class ScriptedOpenAIServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def _answer(self, body: dict[str, Any]) -> Rule:
+    def _answer(self, body: dict[str, Any]) -> tuple[Rule, str]:
         text = json.dumps(body.get("messages", []), ensure_ascii=False)
-        return next((rule for rule in self.rules if rule.match in text), Rule("", self.default))
+        with self._lock:
+            rule = next((rule for rule in self.rules if rule.match in text), Rule("", self.default))
+            if isinstance(rule.reply, list):
+                reply = rule.reply.pop(0) if len(rule.reply) > 1 else rule.reply[0]
+            else:
+                reply = rule.reply
+        return rule, reply
+
+    def calls(self, match: str) -> list[dict[str, Any]]:
+        """The recorded requests whose messages contain ``match``."""
+        return [r for r in self.requests if match in json.dumps(r.get("messages", []), ensure_ascii=False)]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         outer = self
@@ -79,19 +91,39 @@ class ScriptedOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _stream(self, body: dict[str, Any], reply: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                pieces = [reply[i : i + 8] for i in range(0, len(reply), 8)] or [""]
+                for i, piece in enumerate(pieces):
+                    chunk = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": int(time.time()),
+                             "model": body.get("model", "scripted"),
+                             "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece} if i == 0
+                                          else {"content": piece}, "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+                end = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": int(time.time()),
+                       "model": body.get("model", "scripted"),
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
+                self.wfile.flush()
+
             def do_GET(self) -> None:
                 self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 outer.requests.append(body)
-                rule = outer._answer(body)
+                rule, reply = outer._answer(body)
                 time.sleep(rule.delay)
                 if rule.status != 200:
-                    self._send(rule.status, {"error": {"message": rule.reply, "type": "server_error"}})
+                    self._send(rule.status, {"error": {"message": reply, "type": "server_error"}})
+                    return
+                if body.get("stream"):
+                    self._stream(body, reply)
                     return
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
-                                          "message": {"role": "assistant", "content": rule.reply}}
+                                          "message": {"role": "assistant", "content": reply}}
                 if rule.top_logprobs and body.get("logprobs"):
                     top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in rule.top_logprobs]
                     choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}

@@ -1,0 +1,79 @@
+"""AnswerFinalizer: checks every citation against the evidence, writes the fallbacks, assembles the result.
+
+- citations that point at nothing in the evidence are flagged 〔未核实〕 and listed;
+- when the answer cites no article, the evidence it was written from is listed as 参考法条;
+- the LLM failed → the retrieved articles are returned with a note that the model was unavailable;
+- situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``.
+
+Usage::
+
+    result = AnswerFinalizer().run(state=state, evidence=evidence, situation="sufficient", text=llm_text)["result"]
+    result["answer"], result["citations"], result["needs_human"], result["trace"]
+"""
+
+from typing import Any
+
+from haystack import Document, component
+
+from components.citations import verify_citations
+from components.loop_state import LoopState
+
+NO_ANSWER = (
+    "抱歉，知识库中没有找到足以回答这个问题的法律依据，我不想给出没有依据的答案。\n"
+    "{missing}建议：说明具体情形（涉及的主体、行为、时间、地点），或使用更正式的法律用语（例如“用人单位”“个人信息处理者”），"
+    "也可以指明相关法律名称后再问一次。如问题紧急，请咨询专业律师。"
+)
+LLM_DOWN = "语言模型暂时不可用（{error}），无法生成解答。以下是检索到的相关法条，供您参考：\n"
+
+
+def citation_of(doc: Document, verified: bool = True) -> dict[str, Any]:
+    if doc.meta.get("source") == "web":
+        return {"type": "web", "label": doc.meta.get("evidence_label"), "title": doc.meta.get("title"),
+                "url": doc.meta.get("url"), "text": doc.content, "key": doc.meta.get("key"), "verified": verified}
+    return {"type": "statute", "key": doc.meta.get("key"), "law": doc.meta.get("law"),
+            "article": doc.meta.get("article_no"), "text": doc.content, "url": None, "verified": verified}
+
+
+def list_articles(documents: list[Document]) -> str:
+    return "\n".join(f"- 《{d.meta.get('law')}》{d.meta.get('article_no')}：{(d.content or '')[:200]}"
+                     for d in documents if d.meta.get("source") != "web")
+
+
+@component
+class AnswerFinalizer:
+    """Builds the final ``result``: answer, citations, judge scores, ``needs_human`` and the trace."""
+
+    @component.output_types(result=dict)
+    def run(self, state: LoopState, evidence: list[Document], situation: str, text: str = "", error: str = "",
+            llm_calls: int = 0, seconds: float = 0.0) -> dict[str, Any]:
+        state.count("answer", llm_calls, seconds)
+        needs_human = situation in ("none", "partial")
+        if situation == "none":
+            missing = f"还缺少：{state.missing}\n" if state.missing else ""
+            answer, cited, unverified = NO_ANSWER.format(missing=missing), [], []
+        elif error or not text.strip():
+            answer = LLM_DOWN.format(error=error or "空回复") + list_articles(evidence)
+            cited, unverified, needs_human = [d for d in evidence if d.meta.get("source") != "web"], [], True
+        else:
+            check = verify_citations(text, evidence)
+            answer, cited, unverified = check.text, check.verified, check.unverified
+            if not any(d.meta.get("source") != "web" for d in cited) and evidence:
+                local = [d for d in evidence if d.meta.get("source") != "web"][:3]
+                if local:
+                    answer += "\n\n参考法条：\n" + list_articles(local)
+                    cited = local + cited
+        if state.web and state.web.get("status") != "ok" and state.web.get("message"):
+            answer += f"\n\n（说明：{state.web['message']}）"
+        last = state.rounds[-1]["evaluation"] if state.rounds else None
+        best = next((r["evaluation"] for r in state.rounds if r["round"] == state.best_round), last)
+        result = {
+            "answer": answer,
+            "citations": [citation_of(d) for d in cited],
+            "unverified_citations": unverified,
+            "situation": situation,
+            "needs_human": needs_human,
+            "scores": best,
+            "evidence": [citation_of(d) for d in evidence],
+            "trace": state.trace(),
+        }
+        return {"result": result}

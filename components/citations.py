@@ -1,0 +1,80 @@
+"""Citation extraction and verification: every 《法名》第X条 / [网页n] in an answer must point at given evidence.
+
+Usage::
+
+    from components.citations import verify_citations
+    checked = verify_citations("依据《个人信息保护法》第十三条……", evidence)
+    checked.verified, checked.unverified, checked.text
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from haystack import Document
+
+from components.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
+
+PREFIX = "中华人民共和国"
+LAW_CITATION_RE = re.compile(
+    rf"《([^》]{{1,40}})》\s*(?:第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?)?"
+)
+WEB_CITATION_RE = re.compile(r"\[网页(\d+)\]")
+UNVERIFIED_MARK = "〔未核实〕"
+
+
+@dataclass
+class CitationCheck:
+    text: str
+    verified: list[Document] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+
+
+def _same_law(cited: str, law: str) -> bool:
+    cited = cited.strip().removeprefix(PREFIX)
+    return bool(cited) and law.removeprefix(PREFIX) == cited
+
+
+def _article(number: str, suffix: str | None) -> str | None:
+    try:
+        text = f"第{int_to_cn(cn_to_int(number))}条"
+    except ValueError:
+        return None
+    return f"{text}之{suffix}" if suffix else text
+
+
+def verify_citations(text: str, evidence: list[Document]) -> CitationCheck:
+    """Mark citations that point at nothing in ``evidence``; collect the evidence that is cited."""
+    local = [d for d in evidence if d.meta.get("source") != "web"]
+    web = [d for d in evidence if d.meta.get("source") == "web"]
+    check = CitationCheck(text=text)
+
+    def law_citation(match: re.Match[str]) -> str:
+        law, number, suffix = match.group(1), match.group(2), match.group(3)
+        if number is None:  # a law named without an article: fine if any evidence is from that law
+            if any(_same_law(law, str(d.meta.get("law", ""))) for d in local):
+                return match.group(0)
+            check.unverified.append(match.group(0))
+            return match.group(0) + UNVERIFIED_MARK
+        article = _article(number, suffix)
+        doc = next((d for d in local if _same_law(law, str(d.meta.get("law", "")))
+                    and d.meta.get("article_no") == article), None)
+        if doc is None:
+            check.unverified.append(match.group(0))
+            return match.group(0) + UNVERIFIED_MARK
+        if doc not in check.verified:
+            check.verified.append(doc)
+        return match.group(0)
+
+    def web_citation(match: re.Match[str]) -> str:
+        doc = next((d for d in web if d.meta.get("evidence_label") == f"网页{match.group(1)}"), None)
+        if doc is None:
+            check.unverified.append(match.group(0))
+            return match.group(0) + UNVERIFIED_MARK
+        if doc not in check.verified:
+            check.verified.append(doc)
+        return match.group(0)
+
+    check.text = WEB_CITATION_RE.sub(web_citation, LAW_CITATION_RE.sub(law_citation, text))
+    return check

@@ -1,0 +1,100 @@
+"""Shared plumbing of the components that call the LLM: lazy generator, timing, errors that never escape.
+
+A component built without a ``chat_generator`` gets one from the project's single LLM factory
+(`pipelines.llm.make_chat_generator`) at warm-up, so a YAML pipeline resolves DeepSeek / ``LLM_BASE_URL`` /
+the embedded server on the machine that loads it. ``role="light"`` asks the factory for the cheaper model
+(``LLM_LIGHT_MODEL``) used by the router and the judge.
+
+Usage (inside a component)::
+
+    class MyComponent(LLMComponent):
+        def run(self, query: str):
+            call = self.chat([ChatMessage.from_user(query)], {"temperature": 0})
+            if call.error: ...
+"""
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from haystack import default_from_dict, default_to_dict, logging
+from haystack.components.generators.chat import OpenAIChatGenerator
+from haystack.core.serialization import component_from_dict, component_to_dict
+from haystack.dataclasses import ChatMessage
+from openai import APITimeoutError, OpenAIError
+
+logger = logging.getLogger(__name__)
+
+ROLES = ("main", "light")
+
+
+@dataclass
+class LLMCall:
+    """The outcome of one LLM call: ``text`` or an ``error`` (never both), and its duration."""
+
+    text: str | None
+    error: str | None
+    seconds: float
+    reply: ChatMessage | None = None
+
+
+class LLMComponent:
+    """Base for components that talk to the chat LLM (subclasses list their own init params in ``_params``)."""
+
+    _params: tuple[str, ...] = ()
+
+    def __init__(self, chat_generator: OpenAIChatGenerator | None = None, role: str = "main") -> None:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+        self.chat_generator = chat_generator
+        self.role = role
+        self._factory_made = chat_generator is None
+
+    def warm_up(self) -> None:
+        if self.chat_generator is None:
+            from pipelines.llm import make_chat_generator
+
+            self.chat_generator = make_chat_generator(role=self.role)
+        self.chat_generator.warm_up()
+
+    def to_dict(self) -> dict[str, Any]:
+        # A factory-made generator is not serialised: whoever loads the pipeline resolves their own LLM.
+        generator = None if self._factory_made else self.chat_generator
+        params = {name: getattr(self, name) for name in self._params}
+        return default_to_dict(
+            self,
+            chat_generator=component_to_dict(generator, "chat_generator") if generator else None,
+            role=self.role,
+            **params,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        params = data["init_parameters"]
+        if params.get("chat_generator"):
+            params["chat_generator"] = component_from_dict(OpenAIChatGenerator, params["chat_generator"],
+                                                           "chat_generator")
+        return default_from_dict(cls, data)
+
+    def chat(
+        self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None, streaming_callback: Any = None
+    ) -> LLMCall:
+        """One chat call; transport errors, timeouts and empty replies come back as ``error``."""
+        if self.chat_generator is None:
+            self.warm_up()
+        assert self.chat_generator is not None
+        started = time.perf_counter()
+        try:
+            result = self.chat_generator.run(
+                messages=messages, generation_kwargs=generation_kwargs, streaming_callback=streaming_callback
+            )
+        except APITimeoutError:
+            return LLMCall(None, "LLM 请求超时", time.perf_counter() - started)
+        except (OpenAIError, ValueError, RuntimeError) as error:
+            logger.warning("LLM call failed: {error}", error=str(error))
+            return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
+        replies = result.get("replies") or []
+        text = replies[0].text if replies else None
+        if not text:
+            return LLMCall(None, "LLM 返回了空回复", time.perf_counter() - started)
+        return LLMCall(text, None, time.perf_counter() - started, replies[0])

@@ -1,0 +1,41 @@
+"""RoundTracker: closes a retrieval round — records its trace, keeps the best evidence of all rounds so far,
+and sets the flags the loop's `ConditionalRouter` decides on (``passed``, ``improved``, ``round``).
+
+Usage::
+
+    tracker = RoundTracker()
+    out = tracker.run(state=state, documents=fused_docs, evaluation=judge_evaluation)
+    out["state"].passed, out["state"].improved, out["query"]
+"""
+
+from typing import Any
+
+from haystack import Document, component
+
+from components.loop_state import LoopState, document_summary
+
+
+@component
+class RoundTracker:
+    """Updates the `LoopState` with one round's documents and evaluation."""
+
+    @component.output_types(state=LoopState, query=str)
+    def run(self, state: LoopState, documents: list[Document], evaluation: dict) -> dict[str, Any]:
+        state.round += 1
+        total = float(evaluation.get("total", 0.0))
+        state.improved = total > state.best_score
+        if state.improved:
+            state.best_score, state.best_round, state.best_documents = total, state.round, list(documents)
+        state.last_score = total
+        state.passed = bool(evaluation.get("passed"))
+        state.missing = str(evaluation.get("missing") or "")
+        state.count("judge", int(evaluation.get("llm_calls", 0)), float(evaluation.get("seconds", 0.0)))
+        state.rounds.append({
+            "round": state.round,
+            **state.pending,
+            "retrieved": [document_summary(d) for d in documents],
+            "evaluation": {k: evaluation.get(k) for k in ("scores", "total", "passed", "reasoning", "missing",
+                                                          "error")},
+        })
+        state.pending = {}
+        return {"state": state, "query": state.query}

