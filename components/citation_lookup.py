@@ -17,6 +17,7 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from components.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
 from components.collection_mirror import mirror_for
 from components.ranking import Ranking
+from document_store.qdrant_store import shared_store_from_dict
 
 PREFIX = "中华人民共和国"
 _NUM = rf"(\d+|[{CN_NUMERAL_CHARS}]+)"
@@ -47,7 +48,7 @@ class CitationLookup:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CitationLookup":
-        data["init_parameters"]["document_store"] = QdrantDocumentStore.from_dict(
+        data["init_parameters"]["document_store"] = shared_store_from_dict(
             data["init_parameters"]["document_store"]
         )
         return default_from_dict(cls, data)

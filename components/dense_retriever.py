@@ -18,6 +18,7 @@ from haystack_integrations.components.retrievers.qdrant import QdrantEmbeddingRe
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.ranking import Ranking
+from document_store.qdrant_store import shared_store_from_dict
 
 
 @component
@@ -60,7 +61,7 @@ class DenseRetriever:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DenseRetriever":
         params = data["init_parameters"]
-        params["document_store"] = QdrantDocumentStore.from_dict(params["document_store"])
+        params["document_store"] = shared_store_from_dict(params["document_store"])
         params["embedder"] = component_from_dict(SentenceTransformersTextEmbedder, params["embedder"], "embedder")
         return default_from_dict(cls, data)
 

@@ -6,7 +6,8 @@ Situations:
 - ``supplemented``: local evidence did not pass, web results were found and are added after it;
 - ``partial``: local evidence did not pass (or the judge failed) and there is no web help — the answer uses
   what was found and says it may be incomplete;
-- ``none``: nothing relevant was found — a short honest reply, no LLM call;
+- ``none``: nothing relevant was found (no hits, or the judge rated their relevance ≤ 1/10) — a short honest
+  reply, no LLM call;
 - ``unjudged``: plain RAG mode (one retrieval, no judge).
 
 Usage::
@@ -22,7 +23,7 @@ from haystack import Document, component
 
 from components.loop_state import LoopState
 
-NONE_BELOW = 12.0  # a best total under this (of 40) means the local hits are not about the question at all
+NONE_RELEVANCE = 1.0  # a judged relevance at or below this (of 10) means the hits are not about the question
 
 
 @component
@@ -36,6 +37,11 @@ class EvidenceSelector:
     def __init__(self, max_local: int = 5, max_web: int = 3) -> None:
         self.max_local = max_local
         self.max_web = max_web
+
+    @staticmethod
+    def _best_relevance(state: LoopState) -> float:
+        best = next((r for r in state.rounds if r["round"] == state.best_round), None)
+        return float(best["evaluation"]["scores"].get("relevance", 0.0)) if best else 0.0
 
     @component.output_types(evidence=list[Document], situation=str, query=str, notes=str, state=LoopState)
     def run(self, state: LoopState) -> dict[str, Any]:
@@ -51,7 +57,7 @@ class EvidenceSelector:
             situation = "sufficient"
         elif web:
             situation = "supplemented"
-        elif local and (judge_failed or state.best_score >= NONE_BELOW):
+        elif local and (judge_failed or self._best_relevance(state) > NONE_RELEVANCE):
             situation = "partial"
         else:
             situation = "none"

@@ -21,6 +21,7 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from components.collection_mirror import mirror_for
 from components.jieba_tokenizer import JiebaTokenizer
 from components.ranking import Ranking
+from document_store.qdrant_store import shared_store_from_dict
 
 
 @component
@@ -77,7 +78,7 @@ class JiebaBM25Retriever:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "JiebaBM25Retriever":
         params = data["init_parameters"]
-        params["document_store"] = QdrantDocumentStore.from_dict(params["document_store"])
+        params["document_store"] = shared_store_from_dict(params["document_store"])
         return default_from_dict(cls, data)
 
     def tokenize(self, text: str) -> list[str]:

@@ -90,7 +90,7 @@ class StatuteSplitter:
         lines = [line.rstrip() for line in (doc.content or "").splitlines()]
         base = {k: v for k, v in doc.meta.items() if k not in {"chapter", "section", "article_no", "key"}}
         if not base.get("law"):
-            first = next((line.strip() for line in lines if line.strip()), "")
+            first = next((line.strip().lstrip("#").strip() for line in lines if line.strip()), "")
             base["law"] = first[:60] or "未命名文档"
         articles = self._articles(lines)
         if not articles:

@@ -12,6 +12,8 @@ Usage::
 from __future__ import annotations
 
 import re
+import threading
+from typing import Any
 
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient
@@ -38,8 +40,13 @@ def validate_collection_name(name: str) -> str:
     return name
 
 
-def open_document_store(settings: Settings, collection: str | None = None) -> QdrantDocumentStore:
-    """Open (and create if needed) the collection; raise `StoreLockedError` when the path is in use."""
+def open_document_store(
+    settings: Settings, collection: str | None = None, *, connect: bool = True
+) -> QdrantDocumentStore:
+    """Open (and create if needed) the collection; raise `StoreLockedError` when the path is in use.
+
+    ``connect=False`` only builds the object (for serialising pipelines without touching the disk).
+    """
     name = validate_collection_name(collection or settings.collection)
     common = {
         "index": name,
@@ -56,16 +63,48 @@ def open_document_store(settings: Settings, collection: str | None = None) -> Qd
     else:
         settings.qdrant_path.mkdir(parents=True, exist_ok=True)
         store = QdrantDocumentStore(path=str(settings.qdrant_path), **common)
+    if connect:
+        _connect(store)
+    _register(store)
+    return store
+
+
+def _connect(store: QdrantDocumentStore) -> None:
     try:
         store.count_documents()  # connects and creates the collection now, so a lock shows up here
     except RuntimeError as error:
         if "already accessed" in str(error):
             raise StoreLockedError(
-                f"The store at {settings.qdrant_path} is in use by another process (a running server or "
+                f"The store at {store.path} is in use by another process (a running server or "
                 "indexing job); stop it, or set QDRANT_URL to share one Qdrant server."
             ) from error
         raise
-    return store
+
+
+_stores: dict[tuple, QdrantDocumentStore] = {}
+_stores_lock = threading.Lock()
+
+
+def _identity(params: dict[str, Any]) -> tuple:
+    return (params.get("path"), params.get("url"), params.get("location"), params.get("index", "Document"))
+
+
+def _register(store: QdrantDocumentStore) -> None:
+    with _stores_lock:
+        _stores[_identity(vars(store))] = store  # the latest open instance is the one to share
+
+
+def shared_store_from_dict(data: dict[str, Any]) -> QdrantDocumentStore:
+    """Deserialise a store, reusing this process's instance for the same path/url and collection.
+
+    An embedded path can be opened by one client only, so the components of a pipeline loaded from YAML
+    (each carrying its own copy of the store's dict) must share one instance.
+    """
+    key = _identity(data.get("init_parameters", {}))
+    with _stores_lock:
+        if key not in _stores:
+            _stores[key] = QdrantDocumentStore.from_dict(data)
+        return _stores[key]
 
 
 def qdrant_client_of(store: QdrantDocumentStore) -> QdrantClient:

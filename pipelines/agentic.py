@@ -134,6 +134,59 @@ def normalise(query: str) -> str:
     return " ".join(query.split()).rstrip("?？。!！ ").lower()
 
 
+def pipeline_inputs(
+    pipeline: Pipeline,
+    mode: str,
+    query: str,
+    filters: dict[str, Any] | None = None,
+    top_k: int | None = None,
+    streaming_callback: Callable[[StreamingChunk], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The run() data of a query pipeline built by `build_agentic_pipeline` / `build_rag_pipeline`."""
+    data: dict[str, dict[str, Any]] = {name: {"filters": filters} for name in RETRIEVAL_COMPONENTS}
+    if top_k:
+        data["joiner"] = {"top_k": top_k}
+    data["answer"] = {"streaming_callback": streaming_callback}
+    if mode == "agentic":
+        data["router"] = {"query": query}
+    else:
+        for name in RETRIEVAL_COMPONENTS:
+            data[name]["queries"] = [query]
+        data["state"] = {"query": query}
+        if "reranker" in pipeline.graph.nodes:
+            data["reranker"] = {"query": query}
+    return data
+
+
+def answer_with(
+    pipeline: Pipeline,
+    mode: str,
+    query: str,
+    filters: dict[str, Any] | None = None,
+    top_k: int | None = None,
+    streaming_callback: Callable[[StreamingChunk], None] | None = None,
+) -> dict[str, Any]:
+    """Run a query pipeline (built here or loaded from YAML) and shape its output as the result dict."""
+    started = time.perf_counter()
+    output = pipeline.run(pipeline_inputs(pipeline, mode, query, filters, top_k, streaming_callback),
+                          include_outputs_from={"router"} if mode == "agentic" else None)
+    route = output.get("router", {}).get("route", {"route": "retrieval", "decided_by": "mode", "llm_calls": 0})
+    if "reply" in output.get("router", {}):
+        result = {"answer": output["router"]["reply"], "citations": [], "unverified_citations": [],
+                  "situation": "chitchat", "needs_human": False, "scores": None, "evidence": [],
+                  "trace": {"query": query, "route": route, "rounds": [], "llm_calls": {"router": route["llm_calls"]},
+                            "llm_calls_total": route["llm_calls"], "seconds": {}}}
+    else:
+        result = output["finalizer"]["result"]
+        trace = result["trace"]
+        trace["route"] = {**route, **trace.get("route", {})}
+        trace["llm_calls"]["router"] = route.get("llm_calls", 0)
+        trace["llm_calls_total"] = sum(trace["llm_calls"].values())
+    result["mode"] = mode
+    result["trace"]["total_seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
 class AgenticRAG:
     """Both pipelines over one store, built and warmed up once; `ask` is safe to call from several threads."""
 
@@ -153,21 +206,6 @@ class AgenticRAG:
 
     def close(self) -> None:
         self.store.close()
-
-    def inputs(self, query: str, mode: str, filters: dict[str, Any] | None, top_k: int | None,
-               streaming_callback: Callable[[StreamingChunk], None] | None) -> dict[str, dict[str, Any]]:
-        data: dict[str, dict[str, Any]] = {name: {"filters": filters} for name in RETRIEVAL_COMPONENTS}
-        data["joiner"] = {"top_k": top_k or self.top_k}
-        data["answer"] = {"streaming_callback": streaming_callback}
-        if mode == "agentic":
-            data["router"] = {"query": query}
-        else:
-            for name in RETRIEVAL_COMPONENTS:
-                data[name]["queries"] = [query]
-            data["state"] = {"query": query}
-            if "reranker" in self.pipelines[mode].graph.nodes:
-                data["reranker"] = {"query": query}
-        return data
 
     def ask(
         self,
@@ -190,23 +228,7 @@ class AgenticRAG:
                 cached = dict(self._cache[key])
                 cached["trace"] = {**cached["trace"], "cached": True}
                 return cached
-        started = time.perf_counter()
-        output = self.pipelines[mode].run(self.inputs(query, mode, filters, top_k, streaming_callback),
-                                          include_outputs_from={"router"} if mode == "agentic" else None)
-        route = output.get("router", {}).get("route", {"route": "retrieval", "decided_by": "mode"})
-        if "reply" in output.get("router", {}):
-            result = {"answer": output["router"]["reply"], "citations": [], "unverified_citations": [],
-                      "situation": "chitchat", "needs_human": False, "scores": None, "evidence": [],
-                      "trace": {"query": query, "route": route, "rounds": [], "llm_calls": {"router": route["llm_calls"]},
-                                "llm_calls_total": route["llm_calls"], "seconds": {}}}
-        else:
-            result = output["finalizer"]["result"]
-            trace = result["trace"]
-            trace["route"] = {**route, **trace.get("route", {})}
-            trace["llm_calls"]["router"] = route.get("llm_calls", 0)
-            trace["llm_calls_total"] = sum(trace["llm_calls"].values())
-        result["mode"] = mode
-        result["trace"]["total_seconds"] = round(time.perf_counter() - started, 3)
+        result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback)
         with self._cache_lock:
             self._cache[key] = result
             while len(self._cache) > CACHE_SIZE:

@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipelines {setup,index,search,stats,laws,demo}``.
+"""Command line: ``python -m pipelines {setup,index,search,ask,stats,laws,export-yaml,demo}``.
 
 Usage::
 
@@ -9,6 +9,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -93,6 +94,56 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
         store.close()
 
 
+def print_result(result: dict) -> None:
+    """Answer, citations and a compact trace for a terminal."""
+    print(result["answer"])
+    if result["citations"]:
+        print("\n引用：")
+        for c in result["citations"]:
+            where = c["url"] if c["type"] == "web" else f"{c['law']}{c['article']}"
+            print(f"  - {where}")
+    if result["unverified_citations"]:
+        print("未核实的引用：" + "、".join(result["unverified_citations"]))
+    trace = result["trace"]
+    print(f"\n[trace] mode={result['mode']} route={trace['route'].get('route')} situation={result['situation']} "
+          f"needs_human={result['needs_human']}")
+    for entry in trace["rounds"]:
+        evaluation = entry["evaluation"]
+        top = ", ".join(r["key"] for r in entry["retrieved"][:3])
+        print(f"  round {entry['round']}: {len(entry['queries'])} queries ({entry['rewrite']['status']}), "
+              f"judge {evaluation['total']:.0f}/40 → {entry['decision']}; top: {top}")
+        if evaluation.get("error"):
+            print(f"    judge error: {evaluation['error']}")
+    if trace.get("web"):
+        print(f"  web search: {trace['web']['status']} {trace['web'].get('message', '')}")
+    print(f"  LLM calls: {trace['llm_calls_total']} {trace['llm_calls']}; {trace.get('total_seconds', 0):.1f} s")
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.agentic import AgenticRAG
+
+    query = validate_query(args.query)
+    rag = AgenticRAG.from_settings(settings, args.collection)
+    try:
+        if rag.store.count_documents() == 0:
+            raise ValueError(f"the knowledge base '{rag.store.index}' is empty; run `python -m pipelines index` first")
+        _warn_incomplete(SourceManifest(rag.store))
+        result = rag.ask(query, mode=args.mode)
+    finally:
+        rag.close()
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+    else:
+        print_result(result)
+
+
+def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.yaml_export import export_yaml
+
+    for path in export_yaml():
+        print(f"wrote {path}")
+
+
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
     store = open_document_store(settings, args.collection)
     try:
@@ -113,10 +164,11 @@ def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
-    """The main job until the agentic pipeline exists: set up, index the default laws, search a sample."""
+    """The main job: set up, index the default laws, answer a question with the agentic pipeline."""
     cmd_setup(argparse.Namespace(no_llm=False), settings)
     cmd_index(argparse.Namespace(laws=None, files=None, collection=None, quiet=False), settings)
-    cmd_search(argparse.Namespace(query=args.query, mode="hybrid", top_k=5, collection=None), settings)
+    print(f"\n问题：{args.query}\n")
+    cmd_ask(argparse.Namespace(query=args.query, mode="agentic", collection=None, json=False), settings)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,15 +188,21 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--collection")
     stats = sub.add_parser("stats", help="what the knowledge base holds")
     stats.add_argument("--collection")
+    ask = sub.add_parser("ask", help="answer a question with citations (agentic loop or plain RAG)")
+    ask.add_argument("query")
+    ask.add_argument("--mode", choices=["agentic", "rag"], default="agentic")
+    ask.add_argument("--json", action="store_true", help="the whole result, trace included, as JSON")
+    ask.add_argument("--collection")
     sub.add_parser("laws", help="list the laws of the statute database")
-    demo = sub.add_parser("demo", help="setup + index the default laws + search a sample question")
+    sub.add_parser("export-yaml", help="regenerate yaml_pipelines/ from the builders")
+    demo = sub.add_parser("demo", help="setup + index the default laws + answer a sample question")
     demo.add_argument("query", nargs="?", default=SAMPLE_QUESTION)
     return parser
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
     "setup": cmd_setup, "index": cmd_index, "search": cmd_search, "stats": cmd_stats,
-    "laws": cmd_laws, "demo": cmd_demo,
+    "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
 }
 
 

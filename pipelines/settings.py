@@ -51,7 +51,7 @@ class Settings:
     qdrant_url: str = ""
     collection: str = "statutes"
     default_laws: tuple[str, ...] = (DEFAULT_LAW,)
-    embedding_model: str = ""
+    embedding_model: str = "models/multilingual-e5-small"
     embedding_backend: str = "torch"
     embedding_batch_size: int = 32
     embedding_dim: int = 384
@@ -60,7 +60,7 @@ class Settings:
     reranker: str = "none"
     reranker_model: str = "BAAI/bge-reranker-v2-m3"
     rerank_top_n: int = 10
-    llm_gguf: str = ""
+    llm_gguf: str = "models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     llm_base_url: str = ""
     llm_model: str = "local"
     llm_light_model: str = ""

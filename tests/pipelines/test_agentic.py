@@ -201,3 +201,12 @@ def test_same_question_is_served_from_the_cache(llm, make_rag):
     calls = len(llm.requests)
     again = rag.ask(QUESTION + "？ ")
     assert len(llm.requests) == calls and again["trace"]["cached"] and again["answer"] == first["answer"]
+
+
+def test_nothing_relevant_gives_an_honest_short_reply_without_inventing(llm, make_rag):
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(0, "知识库中没有关于商标注册的规定"))
+    result = make_rag().ask("商标注册需要多长时间")
+    assert result["situation"] == "none" and result["needs_human"]
+    assert "没有找到足以回答" in result["answer"] and "商标注册" in result["answer"]
+    assert result["citations"] == [] and llm.calls(ANSWERER) == []

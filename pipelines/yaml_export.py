@@ -1,0 +1,42 @@
+"""The pipelines as YAML (``yaml_pipelines/``), generated from the builder functions with default settings.
+
+Loading needs the project's modules allowed::
+
+    from haystack import Pipeline
+    pipeline = Pipeline.loads(Path("yaml_pipelines/agentic.yaml").read_text(), allowed_modules=ALLOWED_MODULES)
+
+or ``HAYSTACK_DESERIALIZATION_ALLOWLIST=components,pipelines`` in the environment (Hayhooks).
+Regenerate with ``python -m pipelines export-yaml``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from document_store.qdrant_store import open_document_store
+from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
+from pipelines.indexing import build_indexing_pipeline
+from pipelines.settings import Settings
+
+YAML_DIR = Path(__file__).resolve().parent.parent / "yaml_pipelines"
+ALLOWED_MODULES = ["components", "pipelines", "haystack_integrations"]
+
+
+def yaml_texts(settings: Settings | None = None) -> dict[str, str]:
+    """File name → YAML of each pipeline, built against a store object that is not opened."""
+    settings = settings or Settings()
+    store = open_document_store(settings, connect=False)
+    return {
+        "indexing.yaml": build_indexing_pipeline(store, settings).dumps(),
+        "agentic.yaml": build_agentic_pipeline(store, settings).dumps(),
+        "rag.yaml": build_rag_pipeline(store, settings).dumps(),
+    }
+
+
+def export_yaml(directory: Path = YAML_DIR) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in yaml_texts().items():
+        (directory / name).write_text(text, encoding="utf-8")
+        written.append(directory / name)
+    return written

@@ -1,0 +1,60 @@
+"""yaml_pipelines/ is what the builders dump today, and the files load and answer."""
+
+import os
+
+import pytest
+from haystack import Document, Pipeline
+
+from document_store.qdrant_store import open_document_store
+from pipelines.agentic import answer_with
+from pipelines.indexing import Indexer, law_sources
+from pipelines.settings import Settings
+from pipelines.yaml_export import ALLOWED_MODULES, YAML_DIR, yaml_texts
+from tests.conftest import MODELS
+from tests.support.openai_server import ScriptedOpenAIServer
+
+
+def test_yaml_files_equal_what_the_builders_dump():
+    for name, text in yaml_texts().items():
+        assert (YAML_DIR / name).read_text(encoding="utf-8") == text, f"{name} is stale: python -m pipelines export-yaml"
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch, e5_model):
+    """A working directory laid out like the repo (data/, models/) so the YAML's relative paths resolve."""
+    (tmp_path / "models").mkdir()
+    os.symlink(e5_model, tmp_path / "models" / "multilingual-e5-small")
+    monkeypatch.chdir(tmp_path)
+    for name in ("DATA_DIR", "QDRANT_PATH", "EMBEDDING_MODEL", "DEEPSEEK_API_KEY", "SERPAPI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def test_indexing_yaml_loads_and_writes(workdir):
+    pipeline = Pipeline.loads((YAML_DIR / "indexing.yaml").read_text(encoding="utf-8"), allowed_modules=ALLOWED_MODULES)
+    doc = Document(content="# 手册\n第一条 员工请假需提前申请。\n第二条 加班应当支付加班费。", meta={"source": "file:手册.md"})
+    pipeline.run({"splitter": {"documents": [doc]}})
+    store = pipeline.get_component("writer").document_store
+    assert sorted(d.meta["key"] for d in store.filter_documents()) == ["手册第一条", "手册第二条"]
+    store.close()
+
+
+@pytest.mark.parametrize("mode", ["agentic", "rag"])
+def test_query_yaml_loads_and_answers(workdir, monkeypatch, mode):
+    settings = Settings(qdrant_path=workdir / "data" / "qdrant", embedding_model=str(MODELS / "multilingual-e5-small"))
+    store = open_document_store(settings)
+    Indexer(store, settings).index(law_sources(["个人信息保护法"]), progress=False)
+    store.close()
+    with ScriptedOpenAIServer() as llm:
+        llm.add_rule("你是中国法律检索专家", '{"variants": ["处理个人信息应当取得个人同意"], "keywords": ["同意"]}')
+        llm.add_rule("法律检索质量评估员", '{"reasoning": "好", "relevance": 9, "completeness": 9, "accuracy": 9, "coverage": 9}')
+        llm.add_rule("严谨的中国法律咨询助手", "依据《中华人民共和国个人信息保护法》第十四条，需要同意。")
+        monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
+        pipeline = Pipeline.loads((YAML_DIR / f"{mode}.yaml").read_text(encoding="utf-8"),
+                                  allowed_modules=ALLOWED_MODULES)
+        pipeline.warm_up()
+        result = answer_with(pipeline, mode, "公司收集我的个人信息需要我同意吗")
+    assert "第十四条" in result["answer"]
+    assert result["citations"][0]["key"] == "中华人民共和国个人信息保护法第十四条"
+    assert len(result["trace"]["rounds"]) == (1 if mode == "agentic" else 0)
+    pipeline.get_component("bm25").document_store.close()
