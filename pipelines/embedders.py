@@ -1,5 +1,11 @@
 """Sentence-transformers embedders configured from settings (one place for model, prefixes and backend).
 
+Backends (``EMBEDDING_BACKEND``):
+
+- ``torch``: the model folder as it is (fp32);
+- ``onnx-int8``: the int8 ONNX export of the same folder (``<model>/onnx``, built by ``python -m pipelines setup``),
+  run by ONNX Runtime through a sentence-transformers module of this repo (`pipelines.models.onnx_export`).
+
 Usage::
 
     from pipelines.embedders import document_embedder, text_embedder
@@ -21,17 +27,34 @@ from haystack_integrations.components.embedders.sentence_transformers import (
 from pipelines.settings import Settings
 
 META_FIELDS_TO_EMBED = ["law", "chapter"]
+BACKENDS = ("torch", "onnx-int8")
+
+
+def model_arguments(settings: Settings) -> dict[str, Any]:
+    """``model`` and loading options for the configured backend."""
+    if settings.embedding_backend not in BACKENDS:
+        raise ValueError(f"EMBEDDING_BACKEND must be one of {BACKENDS}, got {settings.embedding_backend!r}")
+    folder = Path(settings.embedding_model)
+    if settings.embedding_backend == "torch":
+        return {"model": settings.embedding_model, "local_files_only": folder.exists()}
+    from pipelines.models.onnx_export import onnx_dir, onnx_file_name
+
+    if not folder.exists():
+        raise ValueError(f"EMBEDDING_BACKEND=onnx-int8 needs a local model folder, got {settings.embedding_model!r}")
+    return {
+        "model": str(onnx_dir(folder)),
+        "local_files_only": True,
+        "trust_remote_code": True,  # the ONNX module is this repo's own code, nothing is downloaded
+        "model_kwargs": {"file_name": onnx_file_name(folder)},
+    }
 
 
 def _common(settings: Settings) -> dict[str, Any]:
-    local = Path(settings.embedding_model).exists()
     return {
-        "model": settings.embedding_model,
+        **model_arguments(settings),
         "batch_size": settings.embedding_batch_size,
         "progress_bar": False,
         "normalize_embeddings": True,
-        "local_files_only": local,
-        "backend": settings.embedding_backend,
     }
 
 
@@ -51,7 +74,5 @@ def load_sentence_transformer(settings: Settings) -> Any:
     """The bare `SentenceTransformer` the embedders wrap (for benchmarks that compare against it)."""
     from sentence_transformers import SentenceTransformer
 
-    common = _common(settings)
-    return SentenceTransformer(
-        common["model"], local_files_only=common["local_files_only"], backend=common["backend"], device="cpu"
-    )
+    return SentenceTransformer(device="cpu", **{k: v for k, v in model_arguments(settings).items() if k != "model"},
+                               model_name_or_path=model_arguments(settings)["model"])

