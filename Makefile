@@ -8,6 +8,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+export HAYSTACK_TELEMETRY_ENABLED := False
 
 .PHONY: run test setup venv models lint bench-indexing bench-retrieval clean
 

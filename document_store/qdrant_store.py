@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
+from pathlib import Path
 from typing import Any
 
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
@@ -48,6 +49,14 @@ def open_document_store(
     ``connect=False`` only builds the object (for serialising pipelines without touching the disk).
     """
     name = validate_collection_name(collection or settings.collection)
+    location = {"url": settings.qdrant_url or None, "path": None if settings.qdrant_url else str(local_path(settings, name)),
+                "location": None, "index": name}
+    with _stores_lock:
+        existing = _stores.get(_identity(location))
+    if existing is not None:  # one instance per path in a process (a second client could not open it)
+        if connect:
+            _connect(existing)
+        return existing
     common = {
         "index": name,
         "embedding_dim": settings.embedding_dim,
@@ -61,12 +70,33 @@ def open_document_store(
     if settings.qdrant_url:
         store = QdrantDocumentStore(url=settings.qdrant_url, payload_fields_to_index=PAYLOAD_INDEXES, **common)
     else:
-        settings.qdrant_path.mkdir(parents=True, exist_ok=True)
-        store = QdrantDocumentStore(path=str(settings.qdrant_path), **common)
+        path = local_path(settings, name)
+        path.mkdir(parents=True, exist_ok=True)
+        store = QdrantDocumentStore(path=str(path), **common)
     if connect:
         _connect(store)
     _register(store)
     return store
+
+
+def local_path(settings: Settings, collection: str) -> Path:
+    """Each knowledge base gets its own embedded folder (one client may hold a folder at a time)."""
+    return settings.qdrant_path / collection
+
+
+def list_collections(settings: Settings) -> list[str]:
+    """Knowledge bases that exist: folders under QDRANT_PATH, or the server's collections."""
+    if settings.qdrant_url:
+        client = QdrantClient(url=settings.qdrant_url)
+        try:
+            names = [c.name for c in client.get_collections().collections]
+        finally:
+            client.close()
+        return sorted(n for n in names if not n.endswith("__sources"))
+    if not settings.qdrant_path.is_dir():
+        return []
+    return sorted(p.name for p in settings.qdrant_path.iterdir()
+                  if p.is_dir() and COLLECTION_NAME_RE.match(p.name) and (p / "collection" / p.name).is_dir())
 
 
 def _connect(store: QdrantDocumentStore) -> None:

@@ -207,6 +207,11 @@ class AgenticRAG:
     def close(self) -> None:
         self.store.close()
 
+    def clear_cache(self) -> None:
+        """Forget cached answers (after the knowledge base changed)."""
+        with self._cache_lock:
+            self._cache.clear()
+
     def ask(
         self,
         query: str,

@@ -14,10 +14,12 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # no network here; never phone home
 
 from document_store.qdrant_store import StoreLockedError, open_document_store
 from document_store.source_manifest import SourceManifest
@@ -144,6 +146,31 @@ def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
         print(f"wrote {path}")
 
 
+def serve_command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
+    """The `hayhooks run` command line and environment that serve this project's deployments."""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "HAYSTACK_DESERIALIZATION_ALLOWLIST": "components,pipelines,haystack_integrations",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    command = [str(Path(sys.executable).parent / "hayhooks"), "run", "--host", host, "--port", str(port),
+               "--pipelines-dir", str(root / "serving"), "--additional-python-path", str(root),
+               "--without-tracing", "--without-monitoring"]
+    return command, env
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
+    """Run the Hayhooks server in the foreground (Ctrl-C stops it and the embedded LLM)."""
+    import subprocess
+
+    command, env = serve_command(args.host, args.port)
+    print(f"serving on http://{args.host}:{args.port} (OpenAI-compatible: /v1/chat/completions, model agentic_rag)")
+    process = subprocess.Popen(command, env=env, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
     store = open_document_store(settings, args.collection)
     try:
@@ -195,6 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--collection")
     sub.add_parser("laws", help="list the laws of the statute database")
     sub.add_parser("export-yaml", help="regenerate yaml_pipelines/ from the builders")
+    serve = sub.add_parser("serve", help="serve the REST and OpenAI-compatible API (Hayhooks)")
+    serve.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
     demo = sub.add_parser("demo", help="setup + index the default laws + answer a sample question")
     demo.add_argument("query", nargs="?", default=SAMPLE_QUESTION)
     return parser
@@ -203,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
     "setup": cmd_setup, "index": cmd_index, "search": cmd_search, "stats": cmd_stats,
     "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
+    "serve": cmd_serve,
 }
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from components.jieba_bm25_retriever import JiebaBM25Retriever
-from document_store.qdrant_store import StoreLockedError, open_document_store
+from document_store.qdrant_store import open_document_store
 from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
 from pipelines import indexing
 from pipelines.indexing import Indexer, file_sources, law_sources
@@ -116,9 +116,3 @@ def test_store_persists_across_processes_and_a_locked_path_is_reported(settings,
         assert "Traceback" not in locked.stderr
     finally:
         store.close()
-    with pytest.raises(StoreLockedError):
-        holder = open_document_store(settings)
-        try:
-            open_document_store(settings)
-        finally:
-            holder.close()

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+TOOL_PREFIX = "TOOL:"
+
 
 @dataclass
 class Rule:
@@ -124,6 +126,13 @@ class ScriptedOpenAIServer:
                     return
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                           "message": {"role": "assistant", "content": reply}}
+                if reply.startswith(TOOL_PREFIX):  # "TOOL:{"name": ..., "arguments": {...}}" → an OpenAI tool call
+                    call = json.loads(reply[len(TOOL_PREFIX):])
+                    choice = {"index": 0, "finish_reason": "tool_calls", "message": {
+                        "role": "assistant", "content": None, "tool_calls": [{
+                            "id": f"call_{len(outer.requests)}", "type": "function",
+                            "function": {"name": call["name"],
+                                         "arguments": json.dumps(call["arguments"], ensure_ascii=False)}}]}}
                 if rule.top_logprobs and body.get("logprobs"):
                     top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in rule.top_logprobs]
                     choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}

@@ -1,0 +1,205 @@
+"""The request-facing layer behind the Hayhooks wrappers: validation with 4xx errors, modes, knowledge bases,
+multi-turn chat (follow-ups rewritten into standalone questions) and streaming with a final result event.
+
+Usage::
+
+    api = ChatAPI()
+    api.ask(query="公司收集我的个人信息需要我同意吗", mode="rag")
+    for piece in api.chat([{"role": "user", "content": "…"}], {"stream": True}): ...
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+from collections.abc import Generator
+from typing import Any
+
+from fastapi import HTTPException
+from hayhooks.events import PipelineEvent
+from haystack import logging
+from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.utils.filters import FilterError
+
+from components.llm_component import LLMComponent
+from document_store.qdrant_store import StoreLockedError
+from document_store.statute_db import UnknownLawError
+from document_store.text_files import FileLoadError
+from pipelines.agent_mode import KnowledgeAgent
+from pipelines.cli import MAX_QUERY_CHARS, validate_query
+from pipelines.service import UnknownKnowledgeBaseError, get_service
+
+logger = logging.getLogger(__name__)
+
+MODES = ("agentic", "rag", "agent")
+FOLLOW_UP_RE = re.compile(r"^(那|那么|这|这个|那个|它|其|如果|要是|还有|另外|违反|第.{1,8}条)|呢[？?]?$")
+CONDENSE_SYSTEM = (
+    "根据对话历史，把用户最后的问题改写成一个不依赖上下文、完整独立的中文问题（补全省略的法律名称、主体和事项）。"
+    "只输出改写后的问题。"
+)
+CLIENT_ERRORS = (ValueError, UnknownLawError, FileLoadError, UnknownKnowledgeBaseError, FilterError)
+
+
+def bad_request(message: str, status: int = 400) -> HTTPException:
+    return HTTPException(status_code=status, detail=message)
+
+
+def validate_filters(filters: Any) -> dict[str, Any] | None:
+    if filters in (None, {}):
+        return None
+    if not isinstance(filters, dict) or not ({"field", "operator"} <= filters.keys() or
+                                             {"operator", "conditions"} <= filters.keys()):
+        raise bad_request("filters must be a Haystack filter: {field, operator, value} or {operator, conditions}")
+    return filters
+
+
+class Condenser(LLMComponent):
+    """Rewrites a follow-up (“那第十四条呢？”) into a standalone question using the conversation history."""
+
+    def condense(self, history: list[dict[str, str]], question: str) -> tuple[str, dict[str, Any]]:
+        users = [m["content"] for m in history if m.get("role") == "user"]
+        if not users or not FOLLOW_UP_RE.search(question.strip()):
+            return question, {"condensed": False}
+        transcript = "\n".join(f"{m['role']}: {str(m.get('content', ''))[:500]}" for m in history[-6:])
+        call = self.chat([ChatMessage.from_system(CONDENSE_SYSTEM),
+                          ChatMessage.from_user(f"对话历史：\n{transcript}\n\n最后的问题：{question}")],
+                         {"temperature": 0, "max_tokens": 120})
+        standalone = (call.text or "").strip().splitlines()[0].strip() if call.text else ""
+        if call.error or not standalone:  # fall back to keeping the previous question's topic
+            standalone = f"{users[-1]}；{question}"
+        return standalone[:MAX_QUERY_CHARS], {"condensed": True, "from": question, "standalone": standalone,
+                                              "by": "rule" if call.error else "llm"}
+
+
+class ChatAPI:
+    """Shared by every wrapper; all state lives in the process-wide service."""
+
+    def __init__(self) -> None:
+        self.service = get_service()
+        self.condenser = Condenser(role="light")
+        self._agents: dict[str, KnowledgeAgent] = {}
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Open the default knowledge base and load its models now (skipped while it does not exist yet)."""
+        try:
+            self.service.rag()
+            self.condenser.warm_up()
+        except UnknownKnowledgeBaseError:
+            logger.warning("default knowledge base not indexed yet; run `python -m pipelines index`")
+
+    def _agent(self, knowledge_base: str | None) -> KnowledgeAgent:
+        rag = self.service.rag(knowledge_base)
+        with self._lock:
+            if rag.store.index not in self._agents:
+                self._agents[rag.store.index] = KnowledgeAgent(rag)
+            return self._agents[rag.store.index]
+
+    def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
+            knowledge_base: str | None = None, streaming_callback: Any = None) -> dict[str, Any]:
+        try:
+            query = validate_query(query)
+            if mode not in MODES:
+                raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            if not 1 <= int(top_k) <= 50:
+                raise ValueError(f"top_k must be between 1 and 50, got {top_k}")
+            filters = validate_filters(filters)
+            if mode == "agent":
+                result = self._agent(knowledge_base).ask(query)
+                result["knowledge_base"] = knowledge_base or self.service.settings.collection
+                return result
+            return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
+                                    top_k=int(top_k), streaming_callback=streaming_callback)
+        except HTTPException:
+            raise
+        except UnknownKnowledgeBaseError as error:
+            raise bad_request(str(error), 404) from error
+        except StoreLockedError as error:
+            raise bad_request(str(error), 503) from error
+        except CLIENT_ERRORS as error:
+            raise bad_request(str(error)) from error
+
+    def _chat_request(self, messages: list[dict], body: dict) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        if not messages or not any(m.get("role") == "user" and str(m.get("content", "")).strip() for m in messages):
+            raise bad_request("the chat request has no user message")
+        last = max(i for i, m in enumerate(messages) if m.get("role") == "user")
+        question = str(messages[last].get("content", ""))
+        standalone, info = self.condenser.condense(messages[:last], question)
+        options = {"mode": body.get("mode", "agentic"), "knowledge_base": body.get("knowledge_base"),
+                   "top_k": body.get("top_k", 10), "filters": body.get("filters")}
+        return standalone, info, options
+
+    def chat(self, messages: list[dict], body: dict) -> str | Generator[Any, None, None]:
+        query, condensed, options = self._chat_request(messages, body)
+        if not body.get("stream"):
+            result = self.ask(query, **options)
+            result["trace"]["condensed"] = condensed
+            return result["answer"]
+        return self._stream(query, condensed, options)
+
+    def _stream(self, query: str, condensed: dict, options: dict) -> Generator[Any, None, None]:
+        pieces: queue.Queue[Any] = queue.Queue()
+        done = object()
+        outcome: dict[str, Any] = {}
+
+        def on_chunk(chunk: StreamingChunk) -> None:
+            if chunk.content:
+                pieces.put(chunk.content)
+
+        def work() -> None:
+            try:
+                outcome["result"] = self.ask(query, streaming_callback=on_chunk, **options)
+            except HTTPException as error:
+                outcome["error"] = str(error.detail)
+            except Exception as error:  # noqa: BLE001 - reported to the client, never kills the worker
+                logger.error("chat stream failed: {error}", error=str(error))
+                outcome["error"] = "服务器内部错误，请稍后重试"
+            pieces.put(done)
+
+        threading.Thread(target=work, daemon=True).start()
+        streamed = ""
+        while (piece := pieces.get()) is not done:
+            streamed += piece
+            yield piece
+        if "error" in outcome:
+            yield f"\n错误：{outcome['error']}"
+            yield PipelineEvent(type="rag_error", data={"message": outcome["error"]})
+            return
+        result = outcome["result"]
+        answer = result["answer"]
+        if not streamed:
+            yield answer
+        elif answer.startswith(streamed) and len(answer) > len(streamed):
+            yield answer[len(streamed):]
+        result["trace"]["condensed"] = condensed
+        yield PipelineEvent(type="rag_result", data={
+            "answer": answer, "citations": result["citations"], "unverified_citations": result.get(
+                "unverified_citations", []), "needs_human": result.get("needs_human", False),
+            "scores": result.get("scores"), "trace": result["trace"]})
+
+    def index(self, knowledge_base: str, laws: list[str] | None, files: list[tuple[str, bytes]]) -> dict[str, Any]:
+        try:
+            results = self.service.index(knowledge_base, laws=laws, files=files)
+        except StoreLockedError as error:
+            raise bad_request(str(error), 503) from error
+        except CLIENT_ERRORS as error:
+            raise bad_request(str(error)) from error
+        return {"knowledge_base": knowledge_base, "results": results}
+
+    def manage(self, action: str, name: str | None) -> dict[str, Any]:
+        try:
+            if action == "list":
+                return {"knowledge_bases": self.service.knowledge_bases()}
+            if action == "delete":
+                if not name:
+                    raise ValueError("name is required to delete a knowledge base")
+                self.service.delete(name)
+                with self._lock:
+                    self._agents.pop(name, None)
+                return {"deleted": name}
+            raise ValueError(f"action must be 'list' or 'delete', got {action!r}")
+        except UnknownKnowledgeBaseError as error:
+            raise bad_request(str(error), 404) from error
+        except CLIENT_ERRORS as error:
+            raise bad_request(str(error)) from error

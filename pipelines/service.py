@@ -1,0 +1,121 @@
+"""The serving layer: knowledge bases (one Qdrant collection each), their query pipelines, and indexing —
+loaded once per process and shared by every Hayhooks pipeline wrapper and request.
+
+Usage::
+
+    from pipelines.service import get_service
+    service = get_service()
+    service.ask("公司收集我的个人信息需要我同意吗", mode="agentic", knowledge_base="statutes")
+    service.index("my_kb", files=[("手册.md", b"# 手册\\n第一条 ...")])
+    service.knowledge_bases()   # [{"name": "statutes", "documents": 74, "sources": 1}, ...]
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from typing import Any
+
+from haystack import logging
+
+from components.collection_mirror import invalidate
+from document_store.qdrant_store import (
+    list_collections,
+    local_path,
+    open_document_store,
+    qdrant_client_of,
+    validate_collection_name,
+)
+from document_store.source_manifest import SourceManifest
+from document_store.text_files import text_document
+from pipelines.agentic import AgenticRAG
+from pipelines.indexing import Indexer, Source, law_sources
+from pipelines.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+class UnknownKnowledgeBaseError(ValueError):
+    """A request named a knowledge base that does not exist."""
+
+
+class RAGService:
+    """Per-process registry of open knowledge bases; thread-safe."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self._rags: dict[str, AgenticRAG] = {}
+        self._lock = threading.RLock()
+        self._index_locks: dict[str, threading.Lock] = {}
+
+    def rag(self, name: str | None = None, create: bool = False) -> AgenticRAG:
+        """The knowledge base's pipelines (built and warmed up on first use)."""
+        name = validate_collection_name(name or self.settings.collection)
+        with self._lock:
+            if name not in self._rags:
+                if not create and name not in list_collections(self.settings):
+                    raise UnknownKnowledgeBaseError(
+                        f"unknown knowledge base {name!r}; existing: {', '.join(list_collections(self.settings))}")
+                self._rags[name] = AgenticRAG(open_document_store(self.settings, name), self.settings)
+            return self._rags[name]
+
+    def ask(self, query: str, mode: str = "agentic", knowledge_base: str | None = None, **kwargs: Any) -> dict:
+        result = self.rag(knowledge_base).ask(query, mode=mode, **kwargs)
+        result["knowledge_base"] = knowledge_base or self.settings.collection
+        return result
+
+    def index(self, knowledge_base: str, laws: list[str] | None = None,
+              files: list[tuple[str, bytes]] | None = None) -> list[dict[str, Any]]:
+        """Create or extend a knowledge base from statute names and/or uploaded .txt/.md files."""
+        sources = law_sources(laws) if laws else []
+        for filename, data in files or []:
+            doc = text_document(data, filename)
+            sources.append(Source(doc.meta["source"], [doc]))
+        if not sources:
+            raise ValueError("nothing to index: give laws and/or files")
+        rag = self.rag(knowledge_base, create=True)
+        with self._lock:
+            lock = self._index_locks.setdefault(rag.store.index, threading.Lock())
+        with lock:
+            results = Indexer(rag.store, self.settings).index(sources, progress=False)
+        rag.clear_cache()
+        return [{"source": r.source, "action": r.action, "count": r.count} for r in results]
+
+    def knowledge_bases(self) -> list[dict[str, Any]]:
+        out = []
+        for name in list_collections(self.settings):
+            rag = self.rag(name)
+            out.append({"name": name, "documents": rag.store.count_documents(),
+                        "sources": len(SourceManifest(rag.store).all())})
+        return out
+
+    def delete(self, name: str) -> None:
+        """Delete a knowledge base: its collection, its manifest and (embedded mode) its folder."""
+        rag = self.rag(validate_collection_name(name))
+        with self._lock:
+            SourceManifest(rag.store).drop()
+            qdrant_client_of(rag.store).delete_collection(rag.store.index)
+            invalidate(rag.store)
+            rag.close()
+            del self._rags[name]
+            if not self.settings.qdrant_url:
+                shutil.rmtree(local_path(self.settings, name), ignore_errors=True)
+
+    def close(self) -> None:
+        with self._lock:
+            for rag in self._rags.values():
+                rag.close()
+            self._rags.clear()
+
+
+_service: RAGService | None = None
+_service_lock = threading.Lock()
+
+
+def get_service() -> RAGService:
+    """The process-wide service (Hayhooks loads each wrapper separately; they all share this)."""
+    global _service
+    with _service_lock:
+        if _service is None:
+            _service = RAGService()
+        return _service

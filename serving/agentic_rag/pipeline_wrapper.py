@@ -1,0 +1,43 @@
+"""Hayhooks deployment ``agentic_rag``: ``POST /agentic_rag/run`` and the OpenAI-compatible chat endpoint.
+
+``run_api(query, mode, top_k, filters, knowledge_base)`` returns the answer, citations, judge scores and trace.
+``run_chat_completion`` serves ``/v1/chat/completions`` (model ``agentic_rag``), streaming or not; the stream
+carries the answer as it is generated and ends with a ``rag_result`` event holding citations and trace.
+"""
+
+from collections.abc import Generator
+from typing import Any
+
+from hayhooks import BasePipelineWrapper
+
+from pipelines.chat_api import ChatAPI
+
+
+class PipelineWrapper(BasePipelineWrapper):
+    def setup(self) -> None:
+        self.api = ChatAPI()
+        self.api.warm_up()  # models, store and LLM are loaded once here, not per request
+
+    def run_api(
+        self,
+        query: str,
+        mode: str = "agentic",
+        top_k: int = 10,
+        filters: dict | None = None,
+        knowledge_base: str | None = None,
+    ) -> dict:
+        """
+        Answer a legal question from a knowledge base, with citations and the trace.
+
+        Args:
+            query: the question in Chinese.
+            mode: "agentic" (rewrite, judge, loop, web fallback), "rag" (one retrieval) or "agent" (tool-calling agent).
+            top_k: articles retrieved per round (1-50).
+            filters: Haystack metadata filters, e.g. {"field": "meta.law", "operator": "==", "value": "..."}.
+            knowledge_base: the knowledge base (collection) to ask; default the statute corpus.
+        """
+        return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters, knowledge_base=knowledge_base)
+
+    def run_chat_completion(self, model: str, messages: list[dict], body: dict) -> str | Generator[Any, None, None]:
+        """OpenAI-compatible chat over the knowledge base; follow-up questions use the conversation history."""
+        return self.api.chat(messages, body)

@@ -1,0 +1,152 @@
+"""The real Hayhooks server as a subprocess, with the scripted LLM server, over HTTP and the openai client."""
+
+import concurrent.futures
+import json
+import subprocess
+import time
+
+import httpx
+import openai
+import pytest
+
+from document_store.qdrant_store import open_document_store
+from pipelines.cli import serve_command
+from pipelines.indexing import Indexer, law_sources
+from pipelines.llm_server import free_port
+from pipelines.settings import Settings
+from tests.support.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
+
+PIPL = "中华人民共和国个人信息保护法"
+QUESTION = "公司收集我的个人信息需要我同意吗"
+DEPLOYMENTS = {"agentic_rag", "index", "knowledge_bases"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, e5_model):
+    data = tmp_path_factory.mktemp("serve") / "data"
+    settings = Settings(qdrant_path=data / "qdrant", embedding_model=str(e5_model))
+    store = open_document_store(settings)
+    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
+    store.close()
+    with ScriptedOpenAIServer(default="好的") as llm:
+        llm.add_rule("你是中国法律检索专家", '{"variants": ["处理个人信息应当取得个人同意"], "keywords": ["同意"]}')
+        llm.add_rule("法律检索质量评估员",
+                     '{"reasoning": "相关", "relevance": 9, "completeness": 8, "accuracy": 9, "coverage": 8}')
+        llm.add_rule("把用户最后的问题改写", "个人信息保护法第十四条规定了什么？")
+        llm.add_rule("工具返回的内容是资料", [
+            TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": "个人信息 同意"}}),
+            f"需要同意，见《{PIPL}》第十四条。"])
+        llm.add_rule("严谨的中国法律咨询助手", f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得同意。")
+        port = free_port()
+        command, env = serve_command("127.0.0.1", port)
+        env.update({"DATA_DIR": str(data), "EMBEDDING_MODEL": str(e5_model), "LLM_BASE_URL": llm.base_url,
+                    "HF_HUB_OFFLINE": "1", "LLM_MAX_RETRIES": "0"})
+        env.pop("SERPAPI_API_KEY", None)
+        log = open(data.parent / "hayhooks.log", "wb")  # noqa: SIM115 - closed below
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                assert process.poll() is None, (data.parent / "hayhooks.log").read_text(errors="replace")[-3000:]
+                try:
+                    status = httpx.get(f"{base}/status", timeout=2).json()
+                    if DEPLOYMENTS <= set(status.get("pipelines", [])):
+                        break
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.5)
+            else:
+                pytest.fail("server did not deploy everything: " +
+                            (data.parent / "hayhooks.log").read_text(errors="replace")[-3000:])
+            yield {"base": base, "llm": llm, "startup_seconds": time.perf_counter() - started}
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            log.close()
+
+
+def run(server, payload, name="agentic_rag"):
+    return httpx.post(f"{server['base']}/{name}/run", json=payload, timeout=120)
+
+
+def test_status_lists_every_deployment(server):
+    status = httpx.get(f"{server['base']}/status", timeout=5).json()
+    assert DEPLOYMENTS <= set(status["pipelines"])
+
+
+@pytest.mark.parametrize("mode", ["agentic", "rag", "agent"])
+def test_run_api_in_every_mode(server, mode):
+    response = run(server, {"query": QUESTION, "mode": mode})
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["mode"] == mode
+    assert f"{PIPL}第十四条" in [c["key"] for c in result["citations"]]
+    if mode == "agent":
+        assert result["steps"][0]["tool"] == "search_knowledge_base"
+        assert result["steps"][0]["input"] == {"query": "个人信息 同意"}
+        assert "第" in result["steps"][0]["observation"] and result["stop_reason"] == "final_answer"
+    elif mode == "agentic":
+        assert result["trace"]["rounds"][0]["evaluation"]["total"] == 34
+
+
+def test_bad_input_is_a_400_with_a_message(server):
+    response = run(server, {"query": "   "})
+    assert response.status_code == 400 and "empty" in response.json()["detail"]
+    response = run(server, {"query": QUESTION, "mode": "magic"})
+    assert response.status_code == 400 and "mode" in response.json()["detail"]
+    response = run(server, {"query": QUESTION, "knowledge_base": "nope"})
+    assert response.status_code == 404
+
+
+def test_openai_client_non_streaming_and_streaming(server):
+    client = openai.OpenAI(base_url=f"{server['base']}/v1", api_key="unused")
+    reply = client.chat.completions.create(model="agentic_rag", messages=[{"role": "user", "content": QUESTION}])
+    assert "第十四条" in reply.choices[0].message.content
+    stream = client.chat.completions.create(model="agentic_rag", stream=True,
+                                            messages=[{"role": "user", "content": QUESTION + "？"}])
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert "第十四条" in text
+
+
+def test_stream_ends_with_citations_and_trace_and_follow_up_is_condensed(server):
+    messages = [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": "需要同意。"},
+                {"role": "user", "content": "那第十四条呢？"}]
+    events = []
+    with httpx.stream("POST", f"{server['base']}/v1/chat/completions", timeout=120,
+                      json={"model": "agentic_rag", "stream": True, "messages": messages}) as response:
+        for line in response.iter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                events.append(json.loads(line[6:]))
+    final = [e for e in events if "rag_result" in json.dumps(e)]
+    assert final, events[-3:]
+    payload = json.dumps(final[-1], ensure_ascii=False)
+    assert f"{PIPL}第十四条" in payload and "个人信息保护法第十四条规定了什么" in payload
+    rewriter_calls = server["llm"].calls("你是中国法律检索专家")
+    assert any("个人信息保护法第十四条规定了什么" in json.dumps(c, ensure_ascii=False) for c in rewriter_calls)
+
+
+def test_index_endpoint_adds_a_document_the_next_query_finds(server):
+    files = {"files": ("员工手册.md", "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n".encode())}
+    response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "handbook"}, files=files, timeout=120)
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["results"][0]["action"] == "added"
+    answer = run(server, {"query": "加班费怎么算", "mode": "rag", "knowledge_base": "handbook"}).json()["result"]
+    assert answer["evidence"][0]["key"] == "员工手册第二条"
+    statutes = run(server, {"query": "加班应当支付加班费", "mode": "rag"}).json()["result"]
+    assert not any(e["key"].startswith("员工手册") for e in statutes["evidence"])  # knowledge bases stay apart
+    listed = run(server, {"action": "list"}, "knowledge_bases").json()["result"]["knowledge_bases"]
+    assert {"name": "handbook", "documents": 2, "sources": 1} in listed
+    assert run(server, {"action": "delete", "name": "handbook"}, "knowledge_bases").status_code == 200
+    assert run(server, {"query": "加班", "knowledge_base": "handbook"}).status_code == 404
+
+
+def test_eight_concurrent_requests_do_not_mix(server):
+    queries = [f"{QUESTION}（情形{i}）" for i in range(8)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        responses = list(pool.map(lambda q: run(server, {"query": q, "mode": "agentic"}), queries))
+    assert all(r.status_code == 200 for r in responses), [r.text[:200] for r in responses if r.status_code != 200]
+    for query, response in zip(queries, responses, strict=True):
+        trace = response.json()["result"]["trace"]
+        assert trace["query"] == query and trace["rounds"][0]["queries"][0] == query
