@@ -10,7 +10,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export HAYSTACK_TELEMETRY_ENABLED := False
 
-.PHONY: run test setup venv models lint bench-indexing bench-retrieval clean
+.PHONY: run test setup venv models lint serve bench-indexing bench-retrieval clean
 
 run: models
 	$(PY) -m pipelines demo
@@ -43,3 +43,6 @@ bench-retrieval: models
 
 clean:
 	rm -rf data
+
+serve: models
+	$(PY) -m pipelines serve

@@ -58,6 +58,7 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/reports/agentic.md")
     parser.add_argument("--modes", default="rag,agentic")
     parser.add_argument("--log", default="benchmarks/reports/agentic_runs.jsonl", help="per-query results")
+    parser.add_argument("--resume", action="store_true", help="keep the rows already in --log, run the rest")
     args = parser.parse_args()
     queries = random.Random(0).sample(load_queries(args.queries), args.sample)
     settings = bench_settings()
@@ -65,16 +66,26 @@ def main() -> None:
     rag = AgenticRAG(open_document_store(settings), settings)
     modes = args.modes.split(",")
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    done: set[tuple[int, str]] = set()
+    if args.resume and Path(args.log).exists():
+        for line in Path(args.log).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["mode"] in rows:
+                rows[row["mode"]].append(row)
+                done.add((row["qid"], row["mode"]))
     started = time.perf_counter()
-    with open(args.log, "w", encoding="utf-8") as log:
+    with open(args.log, "a" if args.resume else "w", encoding="utf-8") as log:
         for i, item in enumerate(queries, start=1):
             for mode in modes:
+                if (item["qid"], mode) in done:
+                    continue
                 result = rag.ask(item["query"], mode=mode)
                 rows[mode].append(score(result, item["gold"]))
                 log.write(json.dumps({"qid": item["qid"], "mode": mode, **rows[mode][-1],
                                       "situation": result["situation"]}, ensure_ascii=False) + "\n")
                 log.flush()
-            print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m][-1]}" for m in modes), flush=True)
+            print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m][-1] if rows[m] else '-'}" for m in modes),
+                  flush=True)
     rag.close()
 
     lines = []

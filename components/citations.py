@@ -50,31 +50,25 @@ def verify_citations(text: str, evidence: list[Document]) -> CitationCheck:
     web = [d for d in evidence if d.meta.get("source") == "web"]
     check = CitationCheck(text=text)
 
-    def law_citation(match: re.Match[str]) -> str:
-        law, number, suffix = match.group(1), match.group(2), match.group(3)
-        if number is None:  # a law named without an article: fine if any evidence is from that law
-            if any(_same_law(law, str(d.meta.get("law", ""))) for d in local):
-                return match.group(0)
+    def resolve(match: re.Match[str], doc: Document | None, named_law_only: bool = False) -> str:
+        """Keep a citation that points at evidence (recording it), flag one that does not."""
+        if doc is None and not named_law_only:
             check.unverified.append(match.group(0))
             return match.group(0) + UNVERIFIED_MARK
-        article = _article(number, suffix)
-        doc = next((d for d in local if _same_law(law, str(d.meta.get("law", "")))
-                    and d.meta.get("article_no") == article), None)
-        if doc is None:
-            check.unverified.append(match.group(0))
-            return match.group(0) + UNVERIFIED_MARK
-        if doc not in check.verified:
+        if doc is not None and doc not in check.verified:
             check.verified.append(doc)
         return match.group(0)
 
+    def law_citation(match: re.Match[str]) -> str:
+        law, number, suffix = match.group(1), match.group(2), match.group(3)
+        same_law = [d for d in local if _same_law(law, str(d.meta.get("law", "")))]
+        if number is None:  # a law named without an article: fine if any evidence is from that law
+            return resolve(match, None, named_law_only=bool(same_law))
+        article = _article(number, suffix)
+        return resolve(match, next((d for d in same_law if d.meta.get("article_no") == article), None))
+
     def web_citation(match: re.Match[str]) -> str:
-        doc = next((d for d in web if d.meta.get("evidence_label") == f"网页{match.group(1)}"), None)
-        if doc is None:
-            check.unverified.append(match.group(0))
-            return match.group(0) + UNVERIFIED_MARK
-        if doc not in check.verified:
-            check.verified.append(doc)
-        return match.group(0)
+        return resolve(match, next((d for d in web if d.meta.get("evidence_label") == f"网页{match.group(1)}"), None))
 
     check.text = WEB_CITATION_RE.sub(web_citation, LAW_CITATION_RE.sub(law_citation, text))
     return check

@@ -756,15 +756,7 @@ def build_e5_folder(target: Path, *, force: bool = False) -> Path:
             marker["built_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             _write_json(partial / MARKER_NAME, marker)
             _fsync_tree(partial)
-            if target.exists() or target.is_symlink():
-                stale = target.parent / (target.name + ".stale")
-                if stale.exists():
-                    shutil.rmtree(stale)
-                os.replace(target, stale)
-                os.replace(partial, target)
-                shutil.rmtree(stale, ignore_errors=True)
-            else:
-                os.replace(partial, target)
+            publish_folder(partial, target)
         except BaseException:
             shutil.rmtree(partial, ignore_errors=True)
             raise
@@ -774,6 +766,19 @@ def build_e5_folder(target: Path, *, force: bool = False) -> Path:
             seconds=time.perf_counter() - started,
         )
     return target
+
+
+def publish_folder(partial: Path, target: Path) -> None:
+    """Move a finished ``partial`` folder into place, replacing ``target`` without a moment of half state."""
+    if target.exists() or target.is_symlink():
+        stale = target.parent / (target.name + ".stale")
+        if stale.exists():
+            shutil.rmtree(stale)
+        os.replace(target, stale)
+        os.replace(partial, target)
+        shutil.rmtree(stale, ignore_errors=True)
+    else:
+        os.replace(partial, target)
 
 
 def _fsync_tree(folder: Path) -> None:

