@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -25,6 +26,7 @@ from benchmarks.metrics import load_queries, mean_metrics, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 
 DEPTH = 200
+QUESTION_RE = re.compile(r"吗|呢|么|如何|怎样|怎么|是否|能否|可以|应该|什么|哪|多少|[?？]")
 
 
 def dump_rankings(queries: list[dict], cache: Path) -> dict[str, list[list[tuple[str, str, float]]]]:
@@ -70,13 +72,21 @@ def fuse(lists: dict[str, list[tuple[str, str, float]]], weights: dict[str, floa
     return sorted(scores, key=scores.get, reverse=True)[:100]
 
 
-def evaluate(queries, rankings, **kwargs) -> dict[str, float]:
+def evaluate(queries, rankings, typed: dict[str, dict[str, float]] | None = None, **kwargs) -> dict[str, float]:
+    """``typed``: per query type (keyword / descriptive) path weights that replace ``weights``."""
     rows = []
     for i, item in enumerate(queries):
         lists = {name: rankings[name][i] for name in rankings}
+        if typed:
+            kwargs["weights"] = typed[query_type(item["query"])]
         rows.append(query_metrics(fuse(lists, **kwargs), item["gold"]))
     m = mean_metrics(rows)
     return {k: round(m[k], 3) for k in ("R@1", "R@5", "R@10", "R@20", "R@100", "MRR@10", "nDCG@10")}
+
+
+def query_type(query: str) -> str:
+    """keyword-like (short, no question words) or descriptive (a natural-language question)."""
+    return "keyword" if len(query) <= 12 and not QUESTION_RE.search(query) else "descriptive"
 
 
 def main() -> None:
@@ -99,8 +109,14 @@ def main() -> None:
         for top in (10, 20):
             variants.append((f"RRF + law prior {prior} top{top}",
                              {"weights": {}, "k": 60, "depth": 100, "law_prior": prior, "law_top": top}))
+    for bm25_w, dense_w in ((1.5, 1.0), (1.0, 1.5)):
+        typed = {"keyword": {"bm25": bm25_w, "dense": 1.0}, "descriptive": {"bm25": 1.0, "dense": dense_w}}
+        variants.append((f"query-typed kw bm25 {bm25_w} desc dense {dense_w}",
+                         {"typed": typed, "weights": {}, "k": 60, "depth": 100}))
+    kinds = [query_type(q["query"]) for q in queries]
+    print(f"query types: {kinds.count('keyword')} keyword-like, {kinds.count('descriptive')} descriptive")
     for name, kwargs in variants:
-        print(f"{name:34s} {evaluate(queries, rankings, **kwargs)}", flush=True)
+        print(f"{name:40s} {evaluate(queries, rankings, **kwargs)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ from document_store.qdrant_store import StoreLockedError
 from document_store.statute_db import UnknownLawError
 from document_store.text_files import FileLoadError
 from pipelines.agent_mode import KnowledgeAgent
-from pipelines.cli import MAX_QUERY_CHARS, validate_query
 from pipelines.service import UnknownKnowledgeBaseError, get_service
+from pipelines.validation import MAX_QUERY_CHARS, validate_query
 
 logger = logging.getLogger(__name__)
 

@@ -27,20 +27,9 @@ from document_store.statute_db import StatuteDB, UnknownLawError
 from document_store.text_files import FileLoadError
 from pipelines.llm_server import LLMServerError
 from pipelines.settings import Settings
+from pipelines.validation import SAMPLE_QUESTION, validate_query
 
-SAMPLE_QUESTION = "公司收集我的个人信息需要我同意吗"
-MAX_QUERY_CHARS = 2000
 EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, LLMServerError, ValueError)
-
-
-def validate_query(query: str) -> str:
-    """Reject empty and oversized queries with a message that says the limit."""
-    query = query.strip()
-    if not query:
-        raise ValueError("the query is empty; ask a question, e.g. " + SAMPLE_QUESTION)
-    if len(query) > MAX_QUERY_CHARS:
-        raise ValueError(f"the query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-    return query
 
 
 def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:

@@ -1,6 +1,7 @@
 import pytest
 
-from pipelines.cli import MAX_QUERY_CHARS, main
+from pipelines.cli import main
+from pipelines.validation import MAX_QUERY_CHARS
 
 
 def run_cli(capsys, *argv):
