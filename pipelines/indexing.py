@@ -30,6 +30,7 @@ from tqdm import tqdm
 from components.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.collection_mirror import invalidate
 from components.statute_splitter import StatuteSplitter
+from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.statute_db import StatuteDB, content_hash
 from document_store.text_files import load_text_file
@@ -38,7 +39,7 @@ from pipelines.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-GROUP_SIZE = 1024  # documents embedded per pipeline run: small sources are grouped for efficient batching
+GROUP_SIZE = 4096  # documents per pipeline run: small sources are grouped so the encoder batches by length
 
 
 @dataclass(frozen=True)
@@ -96,47 +97,63 @@ class Indexer:
         self.manifest = SourceManifest(store)
         self.pipeline = pipeline or build_indexing_pipeline(store, settings)
 
-    def _count(self, source: str) -> int:
-        return self.store.count_documents_by_filter({"field": "meta.source", "operator": "==", "value": source})
+    def _source_counts(self) -> dict[str, int]:
+        """Documents per source, in one pass over the collection (a filter per source would scan it each time)."""
+        client = qdrant_client_of(self.store)
+        counts: dict[str, int] = {}
+        offset = None
+        while True:
+            points, offset = client.scroll(self.store.index, limit=4096, offset=offset,
+                                           with_payload=["meta.source"], with_vectors=False)
+            for point in points:
+                source = ((point.payload or {}).get("meta") or {}).get("source")
+                counts[source] = counts.get(source, 0) + 1
+            if offset is None:
+                return counts
 
-    def _plan(self, source: Source) -> str | None:
+    def _plan(self, source: Source, counts: dict[str, int]) -> str | None:
         """The action needed for a source, or None when the store already holds exactly this content."""
         record = self.manifest.get(source.name)
         if record is None:
             return "added"
         if record.status != COMPLETE:
             return "resumed"
-        if record.content_hash != source.content_hash or self._count(source.name) != record.count:
+        if record.content_hash != source.content_hash or counts.get(source.name, 0) != record.count:
             return "replaced"
         return None
 
     def index(self, sources: list[Source], progress: bool = True) -> list[SourceResult]:
         """Index every source; returns what happened to each one."""
+        counts = self._source_counts()
         results: list[SourceResult] = []
         pending: list[tuple[Source, str]] = []
         for source in sources:
-            action = self._plan(source)
+            action = self._plan(source, counts)
             if action is None:
-                results.append(SourceResult(source.name, "unchanged", self._count(source.name)))
+                results.append(SourceResult(source.name, "unchanged", counts.get(source.name, 0)))
             else:
                 pending.append((source, action))
         total = sum(len(s.documents) for s, _ in pending)
         with tqdm(total=total, desc="indexing", unit="doc", disable=not progress or total == 0) as bar:
             for group in _groups(pending):
-                results.extend(self._index_group(group))
+                results.extend(self._index_group(group, counts))
                 bar.update(sum(len(s.documents) for s, _ in group))
         return results
 
-    def _index_group(self, group: list[tuple[Source, str]]) -> list[SourceResult]:
+    def _index_group(self, group: list[tuple[Source, str]], counts: dict[str, int]) -> list[SourceResult]:
         for source, _ in group:
             self.manifest.mark_indexing(source.name, source.content_hash)
-            self.store.delete_by_filter({"field": "meta.source", "operator": "==", "value": source.name})
+            if counts.get(source.name):  # only a source already in the store has old articles to remove
+                self.store.delete_by_filter({"field": "meta.source", "operator": "==", "value": source.name})
         documents = [doc for source, _ in group for doc in source.documents]
-        self.pipeline.run({"splitter": {"documents": documents}})
+        output = self.pipeline.run({"splitter": {"documents": documents}}, include_outputs_from={"splitter"})
         invalidate(self.store)
+        written: dict[str, int] = {}
+        for doc in output["splitter"]["documents"]:
+            written[doc.meta["source"]] = written.get(doc.meta["source"], 0) + 1
         results = []
         for source, action in group:
-            count = self._count(source.name)
+            count = written.get(source.name, 0)
             self.manifest.mark_complete(source.name, source.content_hash, count)
             logger.info("{action} {source}: {count} documents", action=action, source=source.name, count=count)
             results.append(SourceResult(source.name, action, count))
