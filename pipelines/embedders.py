@@ -37,7 +37,7 @@ def model_arguments(settings: Settings) -> dict[str, Any]:
     folder = Path(settings.embedding_model)
     if settings.embedding_backend == "torch":
         return {"model": settings.embedding_model, "local_files_only": folder.exists()}
-    from pipelines.models.onnx_export import onnx_dir, onnx_file_name
+    from pipelines.models.onnx_export import INT8_FILE, onnx_dir
 
     if not folder.exists():
         raise ValueError(f"EMBEDDING_BACKEND=onnx-int8 needs a local model folder, got {settings.embedding_model!r}")
@@ -45,7 +45,7 @@ def model_arguments(settings: Settings) -> dict[str, Any]:
         "model": str(onnx_dir(folder)),
         "local_files_only": True,
         "trust_remote_code": True,  # the ONNX module is this repo's own code, nothing is downloaded
-        "model_kwargs": {"file_name": onnx_file_name(folder)},
+        "model_kwargs": {"file_name": INT8_FILE},
     }
 
 

