@@ -1,10 +1,13 @@
-"""An in-memory mirror of one Qdrant collection: its documents, their keys and their BM25 statistics.
+"""An in-memory mirror of one Qdrant collection: its documents, their keys, dense vectors and BM25 statistics.
 
 Indexing stores each article's jieba term frequencies in Qdrant as a sparse vector; the store stays the
 source of truth and this mirror is a read cache of it, loaded once per process and reloaded when the
 collection changes (`invalidate`, called after writes, or a changed point count, checked every few
 seconds). BM25 is Lucene's: ``idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`` with
 ``idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))``; weights are computed once per (k1, b).
+
+Dense search over the mirror is the same exact cosine search the embedded Qdrant does (it is brute force too),
+without its per-point Python overhead; with a Qdrant server (``QDRANT_URL``) the retriever asks the server.
 
 Usage::
 
@@ -23,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 from haystack import Document
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
-from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
+from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME, SPARSE_VECTORS_NAME
 from scipy import sparse
 
 from components.jieba_tokenizer import term_id
@@ -39,6 +42,8 @@ class CollectionMirror:
         self.store = store
         self.documents: list[Document] = []
         self.by_key: dict[str, Document] = {}
+        self._laws: list[str] = []
+        self._dense = np.zeros((0, 0), dtype=np.float32)
         self._columns: dict[int, int] = {}
         self._tf = sparse.csr_matrix((0, 0))
         self._weights: dict[tuple[float, float], sparse.csc_matrix] = {}
@@ -49,16 +54,19 @@ class CollectionMirror:
 
     def _load(self) -> None:
         client = qdrant_client_of(self.store)
-        docs, rows, cols, tfs = [], [], [], []
+        docs, rows, cols, tfs, dense = [], [], [], [], []
         columns: dict[int, int] = {}
         offset = None
         while True:
             points, offset = client.scroll(
-                self.store.index, limit=2048, offset=offset, with_payload=True, with_vectors=[SPARSE_VECTORS_NAME]
+                self.store.index, limit=2048, offset=offset, with_payload=True,
+                with_vectors=[SPARSE_VECTORS_NAME, DENSE_VECTORS_NAME],
             )
             for point in points:
                 payload = point.payload or {}
-                vector = point.vector.get(SPARSE_VECTORS_NAME) if isinstance(point.vector, dict) else None
+                vectors = point.vector if isinstance(point.vector, dict) else {}
+                vector = vectors.get(SPARSE_VECTORS_NAME)
+                dense.append(vectors.get(DENSE_VECTORS_NAME))
                 row = len(docs)
                 docs.append(Document(id=payload.get("id", str(point.id)), content=payload.get("content"),
                                      meta=payload.get("meta", {})))
@@ -77,6 +85,14 @@ class CollectionMirror:
         self._weights = {}
         self.documents = docs
         self.by_key = {str(d.meta.get("key")): d for d in docs if d.meta.get("key")}
+        self._laws = sorted({str(d.meta["law"]) for d in docs if d.meta.get("law")})
+        dim = next((len(v) for v in dense if v is not None), 0)
+        matrix = np.zeros((n_docs, dim), dtype=np.float32)
+        for row, vector in enumerate(dense):
+            if vector is not None:
+                matrix[row] = vector
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self._dense = matrix / np.where(norms > 0, norms, 1.0)
         self._count = n_docs
 
     def refresh(self, force: bool = False) -> None:
@@ -116,23 +132,43 @@ class CollectionMirror:
             query = self._idf[cols] * np.asarray([counts[c] for c in cols], dtype=np.float32)
             scores = np.asarray(self._bm25_weights(k1, b)[:, cols] @ query).ravel()
             documents = self.documents
-        candidates = np.flatnonzero(scores > 0)
-        if accept is None and candidates.size > top_k:
-            candidates = candidates[np.argpartition(-scores[candidates], top_k)[:top_k]]
-        order = candidates[np.argsort(-scores[candidates], kind="stable")]
-        hits: list[tuple[Document, float]] = []
-        for row in order:
-            doc = documents[row]
-            if accept is None or accept(doc):
-                hits.append((doc, float(scores[row])))
-                if len(hits) >= top_k:
-                    break
-        return hits
+        return _top(scores, np.flatnonzero(scores > 0), documents, top_k, accept)
+
+    def dense(
+        self, embedding: list[float], top_k: int, accept: Callable[[Document], bool] | None = None
+    ) -> list[tuple[Document, float]]:
+        """Top ``top_k`` documents by cosine similarity (exact, as the embedded Qdrant computes it)."""
+        self.refresh()
+        with self._lock:
+            matrix, documents = self._dense, self.documents
+        if not documents or matrix.shape[1] != len(embedding):
+            return []
+        query = np.asarray(embedding, dtype=np.float32)
+        scores = matrix @ (query / (np.linalg.norm(query) or 1.0))
+        return _top(scores, np.arange(len(documents)), documents, top_k, accept)
 
     def laws(self) -> list[str]:
         """Distinct law names in the collection."""
         self.refresh()
-        return sorted({str(d.meta["law"]) for d in self.documents if d.meta.get("law")})
+        return self._laws
+
+
+def _top(
+    scores: np.ndarray, candidates: np.ndarray, documents: list[Document], top_k: int,
+    accept: Callable[[Document], bool] | None,
+) -> list[tuple[Document, float]]:
+    """The best ``top_k`` candidates by score that ``accept`` lets through."""
+    if accept is None and candidates.size > top_k:
+        candidates = candidates[np.argpartition(-scores[candidates], top_k)[:top_k]]
+    order = candidates[np.argsort(-scores[candidates], kind="stable")]
+    hits: list[tuple[Document, float]] = []
+    for row in order:
+        doc = documents[row]
+        if accept is None or accept(doc):
+            hits.append((doc, float(scores[row])))
+            if len(hits) >= top_k:
+                break
+    return hits
 
 
 _registry: dict[int, CollectionMirror] = {}

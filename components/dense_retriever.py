@@ -1,4 +1,7 @@
-"""DenseRetriever: embeds each query and searches the Qdrant dense vectors; one ranking per query.
+"""DenseRetriever: embeds each query and searches the dense vectors; one ranking per query.
+
+With the embedded store the search runs on the in-process `CollectionMirror` (exact cosine, as embedded Qdrant
+does); with a Qdrant server it uses `QdrantEmbeddingRetriever`.
 
 Usage::
 
@@ -9,14 +12,17 @@ Usage::
 """
 
 
+from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.core.serialization import component_from_dict, component_to_dict
+from haystack.utils.filters import document_matches_filter
 from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersTextEmbedder
 from haystack_integrations.components.retrievers.qdrant import QdrantEmbeddingRetriever
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
+from components.collection_mirror import mirror_for
 from components.ranking import Ranking
 from document_store.qdrant_store import shared_store_from_dict
 
@@ -71,9 +77,15 @@ class DenseRetriever:
     ) -> dict[str, Any]:
         """:returns: ``documents`` (the first query's ranking) and ``rankings`` (one per query)."""
         active = filters if filters is not None else self.filters
+        top_k = top_k or self.top_k
         rankings = []
         for query in queries:
             embedding = self.embedder.run(text=query)["embedding"]
-            docs = self._retriever.run(query_embedding=embedding, top_k=top_k or self.top_k, filters=active)
-            rankings.append(Ranking("dense", query, docs["documents"]))
+            if self.document_store.path or self.document_store.location == ":memory:":
+                accept = (lambda doc: document_matches_filter(active, doc)) if active else None
+                hits = mirror_for(self.document_store).dense(embedding, top_k, accept)
+                docs = [replace(doc, score=score) for doc, score in hits]
+            else:  # a Qdrant server searches its own index
+                docs = self._retriever.run(query_embedding=embedding, top_k=top_k, filters=active)["documents"]
+            rankings.append(Ranking("dense", query, docs))
         return {"documents": rankings[0].documents if rankings else [], "rankings": rankings}
