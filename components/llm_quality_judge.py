@@ -32,8 +32,9 @@ SYSTEM = """你是法律检索质量评估员。根据用户问题，评估检�
 - accuracy 准确性：10=法条内容与问题的具体情形（主体、行为、条件）完全对应；5=部分对应；0=对不上。
 - coverage 覆盖度：10=问题的每个方面都有法条支撑；5=只覆盖一半；0=都没覆盖。
 
-先写 reasoning（简要说明理由），再给分数，最后用 missing 一句话说明还缺什么信息（不缺则为空字符串）。
-只输出 JSON：{"reasoning": "...", "relevance": 0, "completeness": 0, "accuracy": 0, "coverage": 0, "missing": "..."}"""
+先写 reasoning（简要说明理由），再按上面的标准给四个 0-10 的整数分，最后用 missing 一句话说明还缺什么信息（不缺则为空字符串）。
+只输出 JSON，格式如下（示例中的数字只表示格式，请按实际情况打分）：
+{"reasoning": "第X条直接规定了……，但缺少……", "relevance": 8, "completeness": 6, "accuracy": 7, "coverage": 6, "missing": "……"}"""
 
 
 def format_evidence(documents: list[Document], max_chars: int) -> str:
