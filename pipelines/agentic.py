@@ -25,7 +25,7 @@ from haystack.components.routers import ConditionalRouter
 from haystack.dataclasses import StreamingChunk
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from components.answer_finalizer import AnswerFinalizer
+from components.answer_finalizer import AnswerFinalizer, citation_of
 from components.answer_generator import AnswerGenerator
 from components.evidence_selector import EvidenceSelector
 from components.llm_quality_judge import LLMQualityJudge
@@ -38,7 +38,7 @@ from components.serpapi_web_search import SerpAPIWebSearch
 from components.web_evidence_merger import WebEvidenceMerger
 from document_store.qdrant_store import open_document_store
 from pipelines.prompts import ANSWER_TEMPLATE
-from pipelines.retrieval import add_retrieval, make_reranker
+from pipelines.retrieval import add_retrieval, build_retrieval_pipeline, make_reranker, retrieve
 from pipelines.settings import Settings
 
 MODES = ("agentic", "rag")
@@ -193,7 +193,8 @@ class AgenticRAG:
     def __init__(self, store: QdrantDocumentStore, settings: Settings, top_k: int = 10) -> None:
         self.store, self.settings, self.top_k = store, settings, top_k
         self.pipelines = {"agentic": build_agentic_pipeline(store, settings, top_k),
-                          "rag": build_rag_pipeline(store, settings, top_k)}
+                          "rag": build_rag_pipeline(store, settings, top_k),
+                          "retrieve": build_retrieval_pipeline(store, settings, top_k=top_k)}
         for pipeline in self.pipelines.values():
             pipeline.warm_up()
         self._cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
@@ -206,6 +207,14 @@ class AgenticRAG:
 
     def close(self) -> None:
         self.store.close()
+
+    def retrieve(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
+        """Retrieval only (no LLM): the fused articles for ``query``."""
+        started = time.perf_counter()
+        docs = retrieve(self.pipelines["retrieve"], [query], top_k=top_k or self.top_k, filters=filters)
+        return {"mode": "retrieve", "query": query, "documents": [
+            {**citation_of(d), "score": d.score, "paths": d.meta.get("retrieval", {}).get("paths", [])} for d in docs],
+            "trace": {"query": query, "total_seconds": round(time.perf_counter() - started, 4)}}
 
     def clear_cache(self) -> None:
         """Forget cached answers (after the knowledge base changed)."""

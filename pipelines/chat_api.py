@@ -32,7 +32,7 @@ from pipelines.validation import MAX_QUERY_CHARS, validate_query
 
 logger = logging.getLogger(__name__)
 
-MODES = ("agentic", "rag", "agent")
+MODES = ("agentic", "rag", "agent", "retrieve")
 FOLLOW_UP_RE = re.compile(r"^(那|那么|这|这个|那个|它|其|如果|要是|还有|另外|违反|第.{1,8}条)|呢[？?]?$")
 CONDENSE_SYSTEM = (
     "根据对话历史，把用户最后的问题改写成一个不依赖上下文、完整独立的中文问题（补全省略的法律名称、主体和事项）。"
@@ -105,6 +105,8 @@ class ChatAPI:
             if not 1 <= int(top_k) <= 50:
                 raise ValueError(f"top_k must be between 1 and 50, got {top_k}")
             filters = validate_filters(filters)
+            if mode == "retrieve":
+                return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=int(top_k))
             if mode == "agent":
                 result = self._agent(knowledge_base).ask(query)
                 result["knowledge_base"] = knowledge_base or self.service.settings.collection

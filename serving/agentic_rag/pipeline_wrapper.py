@@ -31,7 +31,8 @@ class PipelineWrapper(BasePipelineWrapper):
 
         Args:
             query: the question in Chinese.
-            mode: "agentic" (rewrite, judge, loop, web fallback), "rag" (one retrieval) or "agent" (tool-calling agent).
+            mode: "agentic" (rewrite, judge, loop, web fallback), "rag" (one retrieval), "agent" (tool-calling
+                agent) or "retrieve" (the ranked articles only, no LLM).
             top_k: articles retrieved per round (1-50).
             filters: Haystack metadata filters, e.g. {"field": "meta.law", "operator": "==", "value": "..."}.
             knowledge_base: the knowledge base (collection) to ask; default the statute corpus.

@@ -91,6 +91,13 @@ def test_run_api_in_every_mode(server, mode):
         assert result["trace"]["rounds"][0]["evaluation"]["total"] == 34
 
 
+def test_retrieve_mode_returns_ranked_articles_without_the_llm(server):
+    calls = len(server["llm"].requests)
+    result = run(server, {"query": "处理个人信息应当取得个人同意", "mode": "retrieve", "top_k": 3}).json()["result"]
+    assert len(result["documents"]) == 3 and result["documents"][0]["key"].startswith(PIPL)
+    assert len(server["llm"].requests) == calls
+
+
 def test_bad_input_is_a_400_with_a_message(server):
     response = run(server, {"query": "   "})
     assert response.status_code == 400 and "empty" in response.json()["detail"]
