@@ -4,6 +4,7 @@ import concurrent.futures
 import json
 import subprocess
 import time
+from pathlib import Path
 
 import httpx
 import openai
@@ -147,6 +148,18 @@ def test_index_endpoint_adds_a_document_the_next_query_finds(server):
     assert {"name": "handbook", "documents": 2, "sources": 1} in listed
     assert run(server, {"action": "delete", "name": "handbook"}, "knowledge_bases").status_code == 200
     assert run(server, {"query": "加班", "knowledge_base": "handbook"}).status_code == 404
+
+
+def test_client_notebook_runs_against_the_server(server, monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
+    monkeypatch.setenv("RAG_API_URL", server["base"])
+    notebook = nbformat.read(notebooks / "calling_the_server.ipynb", as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
+    text = "\n".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "agentic_rag" in text and f"{PIPL}第十四条" in text
 
 
 def test_eight_concurrent_requests_do_not_mix(server):
