@@ -18,12 +18,6 @@ class RetrievalState:
 
     @component.output_types(state=LoopState)
     def run(self, query: str, documents: list[Document]) -> dict[str, Any]:
-        state = LoopState(query=query, best_documents=list(documents))
-        state.decision = "rag"
-        state.web = None
-        state.rounds = []
-        state.pending = {}
-        state.tried_queries = [query]
-        state.seconds = {}
-        state.route = {"mode": "rag", "retrieved": [document_summary(d) for d in documents]}
+        state = LoopState(query=query, best_documents=list(documents), tried_queries=[query], decision="rag",
+                          route={"mode": "rag", "retrieved": [document_summary(d) for d in documents]})
         return {"state": state}

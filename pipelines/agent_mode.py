@@ -26,7 +26,7 @@ from components.citations import verify_citations
 from components.query_router import QueryRouter
 from components.serpapi_web_search import SerpAPIWebSearch
 from pipelines.llm import make_chat_generator
-from pipelines.retrieval import build_retrieval_pipeline, retrieve
+from pipelines.retrieval import retrieve
 
 SYSTEM = """你是中国法律咨询助手，可以调用工具：
 - search_knowledge_base：检索法律条文知识库（优先使用）；
@@ -51,8 +51,6 @@ class KnowledgeAgent:
         self.web = SerpAPIWebSearch()
         self.max_steps = max_steps
         self.top_k = top_k
-        self._retrieval = build_retrieval_pipeline(rag.store, rag.settings, top_k=top_k)
-        self._retrieval.warm_up()
 
     def _tools(self, sources: list[Document]) -> list[Tool]:
         def search_knowledge_base(query: str) -> str:
@@ -84,7 +82,7 @@ class KnowledgeAgent:
         ]
 
     def _search(self, query: str) -> list[Document]:
-        return retrieve(self._retrieval, [query], top_k=self.top_k)
+        return retrieve(self.rag.pipelines["retrieve"], [query], top_k=self.top_k)  # the already-warm pipeline
 
     def ask(self, query: str) -> dict[str, Any]:
         started = time.perf_counter()
