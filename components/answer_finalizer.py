@@ -26,17 +26,24 @@ NO_ANSWER = (
 LLM_DOWN = "语言模型暂时不可用（{error}），无法生成解答。以下是检索到的相关法条，供您参考：\n"
 
 
-def citation_of(doc: Document, verified: bool = True) -> dict[str, Any]:
+def citation_of(doc: Document, verified: bool = True, mentions: list[str] | None = None) -> dict[str, Any]:
+    """A citation or evidence entry; ``mentions`` are the exact strings of the answer that cite ``doc``."""
     if doc.meta.get("source") == "web":
         return {"type": "web", "label": doc.meta.get("evidence_label"), "title": doc.meta.get("title"),
-                "url": doc.meta.get("url"), "text": doc.content, "key": doc.meta.get("key"), "verified": verified}
+                "url": doc.meta.get("url"), "text": doc.content, "key": doc.meta.get("key"), "verified": verified,
+                "mentions": mentions or []}
     return {"type": "statute", "key": doc.meta.get("key"), "law": doc.meta.get("law"),
-            "article": doc.meta.get("article_no"), "text": doc.content, "url": None, "verified": verified}
+            "article": doc.meta.get("article_no"), "text": doc.content, "url": None, "verified": verified,
+            "mentions": mentions or []}
+
+
+def article_label(doc: Document) -> str:
+    return f"《{doc.meta.get('law')}》{doc.meta.get('article_no')}"
 
 
 def list_articles(documents: list[Document]) -> str:
-    return "\n".join(f"- 《{d.meta.get('law')}》{d.meta.get('article_no')}：{(d.content or '')[:200]}"
-                     for d in documents if d.meta.get("source") != "web")
+    return "\n".join(f"- {article_label(d)}：{(d.content or '')[:200]}" for d in documents
+                     if d.meta.get("source") != "web")
 
 
 @component
@@ -48,6 +55,7 @@ class AnswerFinalizer:
             llm_calls: int = 0, seconds: float = 0.0) -> dict[str, Any]:
         state.count("answer", llm_calls, seconds)
         needs_human = situation in ("none", "partial")
+        mentions: dict[str, list[str]] = {}
         if situation == "none":
             missing = f"还缺少：{state.missing}\n" if state.missing else ""
             answer, cited, unverified = NO_ANSWER.format(missing=missing), [], []
@@ -56,7 +64,7 @@ class AnswerFinalizer:
             cited, unverified, needs_human = [d for d in evidence if d.meta.get("source") != "web"], [], True
         else:
             check = verify_citations(text, evidence)
-            answer, cited, unverified = check.text, check.verified, check.unverified
+            answer, cited, unverified, mentions = check.text, check.verified, check.unverified, check.mentions
             if not any(d.meta.get("source") != "web" for d in cited) and evidence:
                 local = [d for d in evidence if d.meta.get("source") != "web"][:3]
                 if local:
@@ -68,7 +76,7 @@ class AnswerFinalizer:
         best = next((r["evaluation"] for r in state.rounds if r["round"] == state.best_round), last)
         result = {
             "answer": answer,
-            "citations": [citation_of(d) for d in cited],
+            "citations": [citation_of(d, mentions=mentions.get(d.id) or [article_label(d)]) for d in cited],
             "unverified_citations": unverified,
             "situation": situation,
             "needs_human": needs_human,

@@ -29,6 +29,7 @@ class CitationCheck:
     text: str
     verified: list[Document] = field(default_factory=list)
     unverified: list[str] = field(default_factory=list)
+    mentions: dict[str, list[str]] = field(default_factory=dict)  # document id → the strings in text citing it
 
 
 def _same_law(cited: str, law: str) -> bool:
@@ -55,8 +56,12 @@ def verify_citations(text: str, evidence: list[Document]) -> CitationCheck:
         if doc is None and not named_law_only:
             check.unverified.append(match.group(0))
             return match.group(0) + UNVERIFIED_MARK
-        if doc is not None and doc not in check.verified:
-            check.verified.append(doc)
+        if doc is not None:
+            if doc not in check.verified:
+                check.verified.append(doc)
+            found = check.mentions.setdefault(doc.id, [])
+            if match.group(0) not in found:
+                found.append(match.group(0))
         return match.group(0)
 
     def law_citation(match: re.Match[str]) -> str:

@@ -40,6 +40,7 @@ from document_store.qdrant_store import open_document_store
 from pipelines.prompts import ANSWER_TEMPLATE
 from pipelines.retrieval import add_retrieval, build_retrieval_pipeline, make_reranker, retrieve
 from pipelines.settings import Settings
+from pipelines.steps import StepCallback, run_with_steps
 
 MODES = ("agentic", "rag")
 RETRIEVAL_COMPONENTS = ("citation", "bm25", "dense")
@@ -165,11 +166,19 @@ def answer_with(
     filters: dict[str, Any] | None = None,
     top_k: int | None = None,
     streaming_callback: Callable[[StreamingChunk], None] | None = None,
+    on_step: StepCallback | None = None,
 ) -> dict[str, Any]:
-    """Run a query pipeline (built here or loaded from YAML) and shape its output as the result dict."""
+    """Run a query pipeline (built here or loaded from YAML) and shape its output as the result dict.
+
+    With ``on_step``, each stage is reported as it ends (see `pipelines.steps`); call it then from a thread without
+    a running event loop.
+    """
     started = time.perf_counter()
-    output = pipeline.run(pipeline_inputs(pipeline, mode, query, filters, top_k, streaming_callback),
-                          include_outputs_from={"router"} if mode == "agentic" else None)
+    data = pipeline_inputs(pipeline, mode, query, filters, top_k, streaming_callback)
+    if on_step is None:
+        output = pipeline.run(data, include_outputs_from={"router"} if mode == "agentic" else None)
+    else:
+        output = run_with_steps(pipeline, data, on_step)
     route = output.get("router", {}).get("route", {"route": "retrieval", "decided_by": "mode", "llm_calls": 0})
     if "reply" in output.get("router", {}):
         result = {"answer": output["router"]["reply"], "citations": [], "unverified_citations": [],
@@ -228,8 +237,12 @@ class AgenticRAG:
         filters: dict[str, Any] | None = None,
         top_k: int | None = None,
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
+        on_step: StepCallback | None = None,
     ) -> dict[str, Any]:
-        """Answer ``query``; returns answer, citations, scores, ``needs_human`` and the trace."""
+        """Answer ``query``; returns answer, citations, scores, ``needs_human`` and the trace.
+
+        ``on_step`` receives each stage as it ends (route, rewrite, retrieval paths, judge, decision, …).
+        """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         query = query.strip()
@@ -241,8 +254,10 @@ class AgenticRAG:
                 self._cache.move_to_end(key)
                 cached = dict(self._cache[key])
                 cached["trace"] = {**cached["trace"], "cached": True}
+                if on_step is not None:
+                    on_step({"stage": "cache", "message": "同一问题的结果来自缓存"})
                 return cached
-        result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback)
+        result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback, on_step)
         with self._cache_lock:
             self._cache[key] = result
             while len(self._cache) > CACHE_SIZE:

@@ -97,7 +97,8 @@ class ChatAPI:
             return self._agents[rag.store.index]
 
     def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
-            knowledge_base: str | None = None, streaming_callback: Any = None) -> dict[str, Any]:
+            knowledge_base: str | None = None, streaming_callback: Any = None,
+            on_step: Any = None) -> dict[str, Any]:
         try:
             query = validate_query(query)
             if mode not in MODES:
@@ -112,7 +113,7 @@ class ChatAPI:
                 result["knowledge_base"] = knowledge_base or self.service.settings.collection
                 return result
             return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
-                                    top_k=int(top_k), streaming_callback=streaming_callback)
+                                    top_k=int(top_k), streaming_callback=streaming_callback, on_step=on_step)
         except HTTPException:
             raise
         except UnknownKnowledgeBaseError as error:
@@ -149,9 +150,13 @@ class ChatAPI:
             if chunk.content:
                 pieces.put(chunk.content)
 
+        def on_step(event: dict[str, Any]) -> None:
+            pieces.put(PipelineEvent(type="rag_step", data=event))
+
         def work() -> None:
             try:
-                outcome["result"] = self.ask(query, streaming_callback=on_chunk, **options)
+                step = on_step if options["mode"] in ("agentic", "rag") else None
+                outcome["result"] = self.ask(query, streaming_callback=on_chunk, on_step=step, **options)
             except HTTPException as error:
                 outcome["error"] = str(error.detail)
             except Exception as error:  # noqa: BLE001 - reported to the client, never kills the worker
@@ -161,8 +166,11 @@ class ChatAPI:
 
         threading.Thread(target=work, daemon=True).start()
         streamed = ""
+        if condensed.get("condensed"):
+            yield PipelineEvent(type="rag_step", data={"stage": "condense", **condensed})
         while (piece := pieces.get()) is not done:
-            streamed += piece
+            if isinstance(piece, str):
+                streamed += piece
             yield piece
         if "error" in outcome:
             yield f"\n错误：{outcome['error']}"

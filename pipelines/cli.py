@@ -136,14 +136,11 @@ def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def serve_command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
-    """The `hayhooks run` command line and environment that serve this project's deployments."""
+    """The command line and environment of the server (Hayhooks app + web UI, `pipelines/server_app.py`)."""
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "HAYSTACK_DESERIALIZATION_ALLOWLIST": "components,pipelines,haystack_integrations",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    command = [str(Path(sys.executable).parent / "hayhooks"), "run", "--host", host, "--port", str(port),
-               "--pipelines-dir", str(root / "serving"), "--additional-python-path", str(root),
-               "--without-tracing", "--without-monitoring"]
-    return command, env
+    return [sys.executable, "-m", "pipelines.server_app", "--host", host, "--port", str(port)], env
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
@@ -151,7 +148,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
     import subprocess
 
     command, env = serve_command(args.host, args.port)
-    print(f"serving on http://{args.host}:{args.port} (OpenAI-compatible: /v1/chat/completions, model agentic_rag)")
+    print(f"serving on http://{args.host}:{args.port}  (web UI: /ui/, OpenAI-compatible: /v1/chat/completions, "
+          "model agentic_rag)")
     process = subprocess.Popen(command, env=env, cwd=Path(__file__).resolve().parent.parent)
     try:
         process.wait()

@@ -15,6 +15,8 @@ def test_citations_in_the_evidence_are_kept_and_collected():
     assert check.unverified == [] and UNVERIFIED_MARK not in check.text
     assert [d.meta.get("key") or d.meta["url"] for d in check.verified] == [f"{LAW}第十四条", f"{LAW}第十三条",
                                                                           "https://e.cn"]
+    assert check.mentions == {EVIDENCE[0].id: [f"《{LAW}》第十四条"], EVIDENCE[1].id: ["《个人信息保护法》第13条"],
+                              EVIDENCE[2].id: ["[网页1]"]}  # what a UI turns into links
 
 
 def test_citations_outside_the_evidence_are_flagged():

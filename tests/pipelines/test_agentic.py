@@ -210,3 +210,43 @@ def test_nothing_relevant_gives_an_honest_short_reply_without_inventing(llm, mak
     assert result["situation"] == "none" and result["needs_human"]
     assert "没有找到足以回答" in result["answer"] and "商标注册" in result["answer"]
     assert result["citations"] == [] and llm.calls(ANSWERER) == []
+
+
+def test_live_steps_report_each_stage_in_order_and_match_the_result(llm, make_rag):
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(5, "缺少同意的例外情形"), judge(9)])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    steps = []
+    result = make_rag().ask(QUESTION, on_step=steps.append)
+    stages = [s["stage"] for s in steps]
+    assert stages[0] == "route" and stages[-1] == "answer"
+    assert [s["decision"] for s in steps if s["stage"] == "decision"] == ["retry", "pass"]
+    rewrites = [s for s in steps if s["stage"] == "rewrite"]
+    assert [r["round"] for r in rewrites] == [1, 2] and rewrites[1]["feedback"] == "缺少同意的例外情形"
+    assert rewrites[0]["queries"] == result["trace"]["rounds"][0]["queries"]
+    paths = {s["path"] for s in steps if s["stage"] == "retrieve"}
+    assert paths == {"citation", "bm25", "dense"}
+    judged = [s for s in steps if s["stage"] == "judge"]
+    assert [j["total"] for j in judged] == [20, 36] and judged[0]["missing"] == "缺少同意的例外情形"
+    assert set(judged[1]["scores"]) == {"relevance", "completeness", "accuracy", "coverage"}
+    # every retrieval of a round comes after that round's rewrite and before its judge
+    first_judge = stages.index("judge")
+    assert stages.index("rewrite") < stages.index("retrieve") < stages.index("fuse") < first_judge
+    assert decisions(result) == ["retry", "pass"] and result["situation"] == "sufficient"
+    assert result["trace"]["best_round"] == 2
+    assert [t["key"] for t in [s for s in steps if s["stage"] == "fuse"][1]["top"]] == [
+        r["key"] for r in result["trace"]["rounds"][1]["retrieved"][:5]]
+
+
+def test_live_steps_of_a_greeting_and_of_a_cached_answer(llm, make_rag):
+    rag = make_rag()
+    steps = []
+    rag.ask("你好！", on_step=steps.append)
+    assert steps == [{"stage": "route", "route": "chitchat", "decided_by": "rule"}]
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    rag.ask(QUESTION, mode="rag")
+    steps.clear()
+    rag.ask(QUESTION, mode="rag", on_step=steps.append)
+    assert [s["stage"] for s in steps] == ["cache"]

@@ -2,8 +2,6 @@
 
 import concurrent.futures
 import json
-import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -11,15 +9,14 @@ import openai
 import pytest
 
 from document_store.qdrant_store import open_document_store
-from pipelines.cli import serve_command
 from pipelines.indexing import Indexer, law_sources
-from pipelines.llm_server import free_port
+from pipelines.server_process import DEPLOYMENTS, ServerProcess
 from pipelines.settings import Settings
+from tests.support.app_server import server_env
 from tests.support.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
 
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"
-DEPLOYMENTS = {"agentic_rag", "index", "knowledge_bases"}
 
 
 @pytest.fixture(scope="module")
@@ -38,34 +35,8 @@ def server(tmp_path_factory, e5_model):
             TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": "个人信息 同意"}}),
             f"需要同意，见《{PIPL}》第十四条。"])
         llm.add_rule("严谨的中国法律咨询助手", f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得同意。")
-        port = free_port()
-        command, env = serve_command("127.0.0.1", port)
-        env.update({"DATA_DIR": str(data), "EMBEDDING_MODEL": str(e5_model), "LLM_BASE_URL": llm.base_url,
-                    "HF_HUB_OFFLINE": "1", "LLM_MAX_RETRIES": "0"})
-        env.pop("SERPAPI_API_KEY", None)
-        log = open(data.parent / "hayhooks.log", "wb")  # noqa: SIM115 - closed below
-        started = time.perf_counter()
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 180
-            while time.monotonic() < deadline:
-                assert process.poll() is None, (data.parent / "hayhooks.log").read_text(errors="replace")[-3000:]
-                try:
-                    status = httpx.get(f"{base}/status", timeout=2).json()
-                    if DEPLOYMENTS <= set(status.get("pipelines", [])):
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.5)
-            else:
-                pytest.fail("server did not deploy everything: " +
-                            (data.parent / "hayhooks.log").read_text(errors="replace")[-3000:])
-            yield {"base": base, "llm": llm, "startup_seconds": time.perf_counter() - started}
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-            log.close()
+        with ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app:
+            yield {"base": app.base_url, "llm": llm, "startup_seconds": app.startup_seconds}
 
 
 def run(server, payload, name="agentic_rag"):

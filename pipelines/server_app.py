@@ -1,0 +1,151 @@
+"""The HTTP server: Hayhooks' app with this project's deployments (``serving/``), the web UI at ``/ui/``,
+bearer authentication when ``API_KEY`` is set, and a request-body limit.
+
+Every API route is Hayhooks' (``/status``, ``/{deployment}/run``, ``/v1/chat/completions``); the UI is static files
+that call those same routes. With ``API_KEY`` set, every route except ``/status`` and the static UI files (code, no
+data; the page asks for the key and sends it) needs ``Authorization: Bearer <key>``.
+
+Usage::
+
+    python -m pipelines serve                      # 127.0.0.1:1416, see `serve --help`
+    python -m pipelines.server_app --port 8000     # the same, without the CLI
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import os
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+ROOT = Path(__file__).resolve().parent.parent
+UI_DIR = ROOT / "ui"
+DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
+PUBLIC_PATHS = ("/status", "/ui/", "/favicon.ico")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def send_json(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"detail": detail}, ensure_ascii=False).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+        *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BearerAuthMiddleware:
+    """Refuses requests without ``Authorization: Bearer <api_key>`` (401), except on public paths."""
+
+    def __init__(self, app: ASGIApp, api_key: str) -> None:
+        self.app, self._expected = app, f"Bearer {api_key}".encode()
+
+    @staticmethod
+    def is_public(path: str) -> bool:
+        return path == "/" or any(path == p.rstrip("/") or path.startswith(p) for p in PUBLIC_PATHS)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("method") != "OPTIONS" and not self.is_public(scope["path"]):
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await send_json(send, 401, "missing or invalid API key: send Authorization: Bearer <API_KEY>",
+                                [(b"www-authenticate", b"Bearer")])
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyTooLargeError(Exception):
+    pass
+
+
+class BodyLimitMiddleware:
+    """Refuses request bodies over ``max_bytes`` with 413, by Content-Length or while the body streams in."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        message = f"request body too large: the limit is {self.max_bytes} bytes (MAX_BODY_BYTES)"
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await send_json(send, 413, message)
+            return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            incoming = await receive()
+            received += len(incoming.get("body", b""))
+            if received > self.max_bytes:
+                raise BodyTooLargeError
+            return incoming
+
+        async def tracking_send(outgoing: Message) -> None:
+            nonlocal started
+            started = started or outgoing["type"] == "http.response.start"
+            await send(outgoing)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except BodyTooLargeError:
+            if not started:
+                await send_json(send, 413, message)
+
+
+def configure_hayhooks() -> None:
+    """Point Hayhooks at this project's deployments; its own dashboards stay off."""
+    from hayhooks.settings import settings
+
+    os.environ.setdefault("HAYSTACK_DESERIALIZATION_ALLOWLIST", "components,pipelines,haystack_integrations")
+    settings.pipelines_dir = str(ROOT / "serving")
+    settings.additional_python_path = str(ROOT)
+    settings.tracing_enabled = False
+    settings.monitoring_enabled = False
+
+
+def create_server_app() -> FastAPI:
+    """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``)."""
+    configure_hayhooks()
+    from hayhooks import create_app
+
+    app = create_app()
+    app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
+
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        return RedirectResponse("/ui/")
+
+    max_bytes = int(os.environ.get("MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES))
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_bytes)
+    if api_key := os.environ.get("API_KEY", ""):
+        app.add_middleware(BearerAuthMiddleware, api_key=api_key)
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    import uvicorn
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
+    args = parser.parse_args(argv)
+    uvicorn.run(create_server_app(), host=args.host, port=args.port, log_config=None, timeout_graceful_shutdown=5)
+
+
+if __name__ == "__main__":
+    main()

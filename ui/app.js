@@ -1,0 +1,299 @@
+// The web UI: talks only to the public API (POST /v1/chat/completions streaming, /index/run, /knowledge_bases/run).
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const MODEL = "agentic_rag";
+const state = { history: [], busy: false };
+
+const PATH_NAMES = { citation: "条文引用", bm25: "关键词 BM25", dense: "向量" };
+const DIMENSIONS = { relevance: "相关性", completeness: "完整性", accuracy: "准确性", coverage: "覆盖度" };
+const DECISIONS = { pass: "评估通过 → 生成回答", retry: "未达标但有提升 → 按评估意见再改写一轮",
+                    web_search: "本地证据不足 → 网络搜索" };
+const SITUATIONS = { sufficient: "证据充分", supplemented: "本地证据 + 网络补充", partial: "证据不完整",
+                     none: "没有找到足够依据", unjudged: "未评估（普通检索）" };
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value; else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function apiKey() { return localStorage.getItem("apiKey") || ""; }
+function headers(json = true) {
+  const h = json ? { "Content-Type": "application/json" } : {};
+  if (apiKey()) h.Authorization = `Bearer ${apiKey()}`;
+  return h;
+}
+
+async function errorText(response) {
+  let detail = "";
+  try { const body = await response.json(); detail = body.detail ?? JSON.stringify(body); }
+  catch { detail = await response.text().catch(() => ""); }
+  if (typeof detail !== "string") detail = JSON.stringify(detail);
+  if (response.status === 401) return "需要 API 密钥：请在“知识库管理”里填写后重试。";
+  return `服务器返回错误 ${response.status}：${detail || response.statusText}`;
+}
+
+async function callApi(name, payload) {
+  const response = await fetch(`/${name}/run`, { method: "POST", headers: headers(), body: JSON.stringify(payload) });
+  if (!response.ok) throw new Error(await errorText(response));
+  return (await response.json()).result;
+}
+
+function mode() { return document.querySelector("input[name=mode]:checked").value; }
+function scrollDown() { $("messages").scrollTop = $("messages").scrollHeight; }
+function addMessage(role, text = "") {
+  $("messages").querySelector(".hint")?.remove();
+  const node = el("div", { class: `msg ${role}` });
+  if (text) node.textContent = text;
+  $("messages").append(node);
+  scrollDown();
+  return node;
+}
+
+// ---------- live steps ----------
+function keys(top) { return (top || []).map((d) => d.key).join("、"); }
+
+function describeStep(step) {
+  switch (step.stage) {
+    case "route": return ["路由", step.route === "chitchat" ? `闲聊，直接回复（${step.decided_by}）` : `需要检索（${step.decided_by}）`];
+    case "condense": return ["追问改写", `“${step.from}” → “${step.standalone}”`];
+    case "rewrite": {
+      const note = step.feedback ? `（依据评估意见：${step.feedback}）` : "";
+      const fallback = step.status === "fallback" ? `；改写失败，只检索原问题：${step.reason}` : "";
+      return [`第 ${step.round} 轮改写`, `${step.queries.map((q) => `「${q}」`).join(" ")}${note}${fallback}`];
+    }
+    case "retrieve": return [`检索·${PATH_NAMES[step.path] || step.path}`, `${step.count} 条；前几条：${keys(step.top) || "无"}`];
+    case "fuse": return ["RRF 融合", `${step.count} 条：${keys(step.top)}`];
+    case "rerank": return ["重排序", keys(step.top)];
+    case "judge": return ["质量评估", null];
+    case "decision": return ["决策", `${DECISIONS[step.decision] || step.decision}（第 ${step.round} 轮，最高分 ${step.best_score}/40）`];
+    case "web_search": return ["网络搜索", `${step.status}${step.message ? "：" + step.message : ""}${step.results?.length ? "；" + step.results.map((r) => r.title).join("、") : ""}`];
+    case "evidence": return ["证据", `${SITUATIONS[step.situation] || step.situation}，${step.count} 条进入回答`];
+    case "answer": return ["生成回答", step.error ? `失败：${step.error}` : `完成（${step.seconds} 秒）`];
+    case "cache": return ["缓存", step.message];
+    default: return [step.stage, JSON.stringify(step)];
+  }
+}
+
+function stepItem(step) {
+  const [label, text] = describeStep(step);
+  const item = el("li", { "data-stage": step.stage }, el("span", { class: "stage", text: label }));
+  if (step.stage === "judge") {
+    const scores = el("span", { class: "scores" });
+    for (const [key, name] of Object.entries(DIMENSIONS)) scores.append(el("span", { text: `${name} ${step.scores[key]}` }));
+    item.append(scores, el("b", { class: step.passed ? "pass" : "fail", text: `${step.total}/40 ${step.passed ? "通过" : "未通过"}` }));
+    if (step.missing) item.append(el("div", { class: "keys", text: `缺少：${step.missing}` }));
+    if (step.error) item.append(el("div", { class: "fail", text: `评估出错：${step.error}` }));
+  } else {
+    item.append(el("span", { class: step.stage === "retrieve" || step.stage === "fuse" ? "keys" : "", text }));
+  }
+  return item;
+}
+
+function traceBox(message) {
+  const box = el("details", { class: "trace", open: "" }, el("summary", { text: "处理步骤（进行中…）" }), el("ol"));
+  message.append(box);
+  return box;
+}
+
+function finishTrace(box, result) {
+  const count = box.querySelectorAll("li").length;
+  box.querySelector("summary").textContent = `处理步骤（${count} 步，${result.trace?.total_seconds ?? "?"} 秒，LLM 调用 ${result.trace?.llm_calls_total ?? "?"} 次）`;
+  box.append(el("details", {}, el("summary", { text: "完整追踪 JSON" }), el("pre", { text: JSON.stringify(result.trace, null, 2) })));
+  box.removeAttribute("open");
+}
+
+// ---------- answer with clickable citations ----------
+function escapeRegExp(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+function renderAnswer(node, result) {
+  const targets = new Map();
+  (result.citations || []).forEach((c) => (c.mentions || []).forEach((m) => targets.set(m, c)));
+  for (const bad of result.unverified_citations || []) targets.set(`${bad}〔未核实〕`, { unverified: true, mention: bad });
+  node.textContent = "";
+  const text = result.answer;
+  const patterns = [...targets.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  if (!patterns.length) { node.textContent = text; return; }
+  const regex = new RegExp(patterns.join("|"), "g");
+  let last = 0;
+  for (const match of text.matchAll(regex)) {
+    node.append(text.slice(last, match.index));
+    const citation = targets.get(match[0]);
+    const link = el("button", { type: "button", class: citation.unverified ? "cite unverified" : "cite", text: match[0] });
+    if (citation.unverified) link.title = "未核实：检索到的证据中没有这一条";
+    link.addEventListener("click", () => showCitation(match[0], citation));
+    node.append(link);
+    last = match.index + match[0].length;
+  }
+  node.append(text.slice(last));
+}
+
+function showCitation(label, citation) {
+  $("citation-title").textContent = citation.unverified ? citation.mention
+    : citation.type === "web" ? `${citation.label}：${citation.title || ""}` : `《${citation.law}》${citation.article}`;
+  $("citation-flag").textContent = citation.unverified ? "未核实：回答引用了这一条，但它不在检索到的证据里，请勿依赖。" : "";
+  $("citation-text").textContent = citation.unverified ? "" : citation.text || "";
+  const link = $("citation-link");
+  link.hidden = !citation.url;
+  if (citation.url) { link.href = citation.url; link.textContent = citation.url; }
+  $("citation-view").hidden = false;
+}
+
+// ---------- chat ----------
+async function ask(question) {
+  if (state.busy || !question.trim()) return;
+  state.busy = true;
+  $("send").disabled = true;
+  addMessage("user", question);
+  state.history.push({ role: "user", content: question });
+  const message = addMessage("assistant");
+  const box = traceBox(message);
+  const body = el("div", { class: "answer" });
+  message.append(body);
+  let streamed = "";
+  let result = null;
+  try {
+    const response = await fetch("/v1/chat/completions", {
+      method: "POST", headers: headers(),
+      body: JSON.stringify({ model: MODEL, stream: true, messages: state.history, mode: mode(),
+                             knowledge_base: $("kb-select").value || null }),
+    });
+    if (!response.ok) throw new Error(await errorText(response));
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const chunk = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        for (const line of chunk.split("\n")) {
+          if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
+          const data = JSON.parse(line.slice(6));
+          const event = data.event;
+          if (event?.type === "rag_step") { box.querySelector("ol").append(stepItem(event.data)); scrollDown(); }
+          else if (event?.type === "rag_result") result = event.data;
+          else if (event?.type === "rag_error") throw new Error(event.data.message);
+          else if (data.choices?.[0]?.delta?.content) { streamed += data.choices[0].delta.content; body.textContent = streamed; scrollDown(); }
+        }
+      }
+    }
+    if (!result) throw new Error("回答不完整：连接中断，请重试");
+    renderAnswer(body, result);
+    finishTrace(box, result);
+    const meta = el("div", { class: "meta", text: `${SITUATIONS[result.situation] || ""}${result.scores ? `；评估 ${result.scores.total}/40` : ""}` });
+    if (result.needs_human) meta.append(el("span", { class: "needs-human", text: "　建议咨询专业人士" }));
+    message.append(meta);
+    state.history.push({ role: "assistant", content: result.answer });
+  } catch (error) {
+    message.classList.replace("assistant", "error");
+    body.textContent = String(error.message || error).includes("fetch") ? "无法连接服务器，请检查服务是否在运行。" : String(error.message || error);
+    box.remove();
+    state.history.pop();
+  } finally {
+    state.busy = false;
+    $("send").disabled = false;
+    scrollDown();
+  }
+}
+
+// ---------- knowledge bases ----------
+async function refreshKnowledgeBases(select) {
+  const list = $("kb-list");
+  try {
+    const { knowledge_bases: bases } = await callApi("knowledge_bases", { action: "list" });
+    const current = select || $("kb-select").value;
+    $("kb-select").replaceChildren(...bases.map((b) => el("option", { value: b.name, text: `${b.name}（${b.documents}）` })));
+    if (bases.some((b) => b.name === current)) $("kb-select").value = current;
+    list.replaceChildren(...bases.map((b) => {
+      const remove = el("button", { type: "button", text: "删除", "aria-label": `删除 ${b.name}` });
+      remove.addEventListener("click", () => deleteKnowledgeBase(b.name));
+      return el("li", { "data-name": b.name }, el("span", { text: `${b.name}：${b.documents} 条，${b.sources} 个来源` }), remove);
+    }));
+  } catch (error) {
+    list.replaceChildren(el("li", { class: "status error", text: error.message }));
+  }
+}
+
+async function deleteKnowledgeBase(name) {
+  if (!confirm(`确定删除知识库“${name}”？其中的全部文档都会被删除，无法恢复。`)) return;
+  try { await callApi("knowledge_bases", { action: "delete", name }); }
+  catch (error) { alert(error.message); }
+  await refreshKnowledgeBases();
+}
+
+function summarise(result) {
+  const actions = { added: "已添加", replaced: "已更新", unchanged: "未变化" };
+  return result.results.map((r) => `${actions[r.action] || r.action} ${r.count} 条：${r.source}`).join("\n");
+}
+
+function upload(event) {
+  event.preventDefault();
+  const files = $("upload-files").files;
+  const name = $("upload-kb").value.trim();
+  const form = new FormData();
+  form.append("knowledge_base", name);
+  for (const file of files) form.append("files", file, file.name);
+  const status = $("upload-status");
+  const progress = $("upload-progress");
+  progress.hidden = false;
+  progress.value = 0;
+  status.className = "status";
+  status.textContent = "上传中…";
+  const request = new XMLHttpRequest();
+  request.open("POST", "/index/run");
+  if (apiKey()) request.setRequestHeader("Authorization", `Bearer ${apiKey()}`);
+  request.upload.onprogress = (e) => {
+    if (e.lengthComputable) progress.value = Math.round((100 * e.loaded) / e.total);
+    if (e.loaded === e.total) status.textContent = "上传完成，正在切分和索引…";
+  };
+  request.onload = async () => {
+    progress.value = 100;
+    if (request.status === 200) {
+      status.textContent = summarise(JSON.parse(request.responseText).result);
+      await refreshKnowledgeBases(name);
+    } else {
+      status.className = "status error";
+      let detail = request.responseText;
+      try { detail = JSON.parse(detail).detail; } catch { /* keep the raw text */ }
+      status.textContent = request.status === 401 ? "需要 API 密钥" : `上传失败（${request.status}）：${detail}`;
+    }
+  };
+  request.onerror = () => { status.className = "status error"; status.textContent = "无法连接服务器"; };
+  request.send(form);
+}
+
+async function addLaws(event) {
+  event.preventDefault();
+  const status = $("laws-status");
+  const laws = $("laws-names").value.split(/[,，、]/).map((s) => s.trim()).filter(Boolean);
+  status.className = "status";
+  status.textContent = "索引中…";
+  try {
+    status.textContent = summarise(await callApi("index", { knowledge_base: $("laws-kb").value.trim(), laws }));
+    await refreshKnowledgeBases();
+  } catch (error) {
+    status.className = "status error";
+    status.textContent = error.message;
+  }
+}
+
+// ---------- wiring ----------
+$("ask-form").addEventListener("submit", (e) => { e.preventDefault(); const q = $("question").value; $("question").value = ""; ask(q); });
+$("question").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("ask-form").requestSubmit(); } });
+document.querySelector(".example")?.addEventListener("click", (e) => ask(e.target.textContent));
+$("kb-toggle").addEventListener("click", () => { $("kb-panel").hidden = !$("kb-panel").hidden; });
+$("new-chat").addEventListener("click", () => { state.history = []; $("messages").replaceChildren(); });
+$("citation-view").querySelector(".close").addEventListener("click", () => { $("citation-view").hidden = true; });
+$("upload-form").addEventListener("submit", upload);
+$("laws-form").addEventListener("submit", addLaws);
+$("key-form").addEventListener("submit", (e) => { e.preventDefault(); localStorage.setItem("apiKey", $("api-key").value.trim()); refreshKnowledgeBases(); });
+refreshKnowledgeBases();
