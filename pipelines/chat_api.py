@@ -33,6 +33,7 @@ from pipelines.validation import MAX_QUERY_CHARS, validate_query
 logger = logging.getLogger(__name__)
 
 MODES = ("agentic", "rag", "agent", "retrieve")
+MAX_TOP_K = 50
 FOLLOW_UP_RE = re.compile(r"^(那|那么|这|这个|那个|它|其|如果|要是|还有|另外|违反|第.{1,8}条)|呢[？?]?$")
 CONDENSE_SYSTEM = (
     "根据对话历史，把用户最后的问题改写成一个不依赖上下文、完整独立的中文问题（补全省略的法律名称、主体和事项）。"
@@ -96,24 +97,31 @@ class ChatAPI:
                 self._agents[rag.store.index] = KnowledgeAgent(rag)
             return self._agents[rag.store.index]
 
+    @staticmethod
+    def _checked(query: Any, mode: Any, top_k: Any, filters: Any) -> tuple[str, int, dict[str, Any] | None]:
+        if not isinstance(query, str):
+            raise ValueError("query must be a string")  # noqa: TRY004 - a client error: HTTP 400
+        query = validate_query(query)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if isinstance(top_k, bool) or not isinstance(top_k, int | str) or not str(top_k).strip().isdigit() \
+                or not 1 <= int(top_k) <= MAX_TOP_K:
+            raise ValueError(f"top_k must be an integer between 1 and {MAX_TOP_K}, got {top_k!r}")
+        return query, int(top_k), validate_filters(filters)
+
     def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
             knowledge_base: str | None = None, streaming_callback: Any = None,
             on_step: Any = None) -> dict[str, Any]:
         try:
-            query = validate_query(query)
-            if mode not in MODES:
-                raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-            if not 1 <= int(top_k) <= 50:
-                raise ValueError(f"top_k must be between 1 and 50, got {top_k}")
-            filters = validate_filters(filters)
+            query, top_k, filters = self._checked(query, mode, top_k, filters)
             if mode == "retrieve":
-                return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=int(top_k))
+                return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k)
             if mode == "agent":
                 result = self._agent(knowledge_base).ask(query)
                 result["knowledge_base"] = knowledge_base or self.service.settings.collection
                 return result
             return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
-                                    top_k=int(top_k), streaming_callback=streaming_callback, on_step=on_step)
+                                    top_k=top_k, streaming_callback=streaming_callback, on_step=on_step)
         except HTTPException:
             raise
         except UnknownKnowledgeBaseError as error:
@@ -128,9 +136,18 @@ class ChatAPI:
             raise bad_request("the chat request has no user message")
         last = max(i for i, m in enumerate(messages) if m.get("role") == "user")
         question = str(messages[last].get("content", ""))
-        standalone, info = self.condenser.condense(messages[:last], question)
         options = {"mode": body.get("mode", "agentic"), "knowledge_base": body.get("knowledge_base"),
                    "top_k": body.get("top_k", 10), "filters": body.get("filters")}
+        try:  # bad input and an unknown knowledge base are HTTP errors before any streaming starts
+            self._checked(question, options["mode"], options["top_k"], options["filters"])
+            self.service.rag(options["knowledge_base"])
+        except UnknownKnowledgeBaseError as error:
+            raise bad_request(str(error), 404) from error
+        except StoreLockedError as error:
+            raise bad_request(str(error), 503) from error
+        except CLIENT_ERRORS as error:
+            raise bad_request(str(error)) from error
+        standalone, info = self.condenser.condense(messages[:last], question)
         return standalone, info, options
 
     def chat(self, messages: list[dict], body: dict) -> str | Generator[Any, None, None]:
@@ -186,6 +203,7 @@ class ChatAPI:
         yield PipelineEvent(type="rag_result", data={
             "answer": answer, "citations": result["citations"], "unverified_citations": result.get(
                 "unverified_citations", []), "needs_human": result.get("needs_human", False),
+            "situation": result.get("situation"), "mode": options["mode"],
             "scores": result.get("scores"), "trace": result["trace"]})
 
     def index(self, knowledge_base: str, laws: list[str] | None, files: list[tuple[str, bytes]]) -> dict[str, Any]:
