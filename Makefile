@@ -10,13 +10,19 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export HAYSTACK_TELEMETRY_ENABLED := False
 
-.PHONY: run test setup venv models lint serve bench-indexing bench-retrieval clean
+.PHONY: run test setup venv models browser lint serve bench-indexing bench-retrieval clean
 
 run: models
 	$(PY) -m pipelines demo
 
-test: models
+test: models browser
 	$(PY) -m pytest -q
+
+# The UI tests drive Debian's Chromium (no browser download) and need a CJK font for readable screenshots.
+browser:
+	@command -v chromium >/dev/null && fc-list :lang=zh | grep -q . || { \
+	  SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-wqy-zenhei >/dev/null; }
 
 setup: models
 

@@ -218,7 +218,7 @@ class ChatAPI:
     def manage(self, action: str, name: str | None) -> dict[str, Any]:
         try:
             if action == "list":
-                return {"knowledge_bases": self.service.knowledge_bases()}
+                return {"knowledge_bases": self.service.knowledge_bases(), "default": self.service.settings.collection}
             if action == "delete":
                 if not name:
                     raise ValueError("name is required to delete a knowledge base")

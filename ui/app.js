@@ -56,7 +56,7 @@ function addMessage(role, text = "") {
 }
 
 // ---------- live steps ----------
-function keys(top) { return (top || []).map((d) => d.key).join("、"); }
+function keys(top) { return (top || []).map((d) => String(d.key).replace(/^中华人民共和国/, "")).join("、"); }
 
 function describeStep(step) {
   switch (step.stage) {
@@ -209,8 +209,8 @@ async function ask(question) {
 async function refreshKnowledgeBases(select) {
   const list = $("kb-list");
   try {
-    const { knowledge_bases: bases } = await callApi("knowledge_bases", { action: "list" });
-    const current = select || $("kb-select").value;
+    const { knowledge_bases: bases, default: fallback } = await callApi("knowledge_bases", { action: "list" });
+    const current = select || $("kb-select").value || fallback;
     $("kb-select").replaceChildren(...bases.map((b) => el("option", { value: b.name, text: `${b.name}（${b.documents}）` })));
     if (bases.some((b) => b.name === current)) $("kb-select").value = current;
     list.replaceChildren(...bases.map((b) => {

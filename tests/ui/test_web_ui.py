@@ -97,6 +97,9 @@ def test_agentic_answer_streams_with_live_steps_and_a_clickable_citation(page, s
     assert "相关性 9" in judge.text_content() and "34/40" in judge.text_content()
     assert message.locator(".trace").get_attribute("open") is None  # collapsed into a trace once done
     shot(page, "answer_agentic")
+    message.locator(".trace > summary").click()
+    assert judge.is_visible()
+    shot(page, "answer_agentic_steps")
 
     page.click(f"text=《{PIPL}》第十四条")
     view = page.locator("#citation-view")
@@ -132,6 +135,11 @@ def test_upload_into_a_new_knowledge_base_then_ask_it(page, server, tmp_path):
     assert "已添加 2 条" in page.inner_text("#upload-status")
     assert page.locator("#kb-list li[data-name=handbook]").inner_text().startswith("handbook：2 条")
     shot(page, "knowledge_bases")
+    page.fill("#laws-kb", "handbook")
+    page.fill("#laws-names", "不存在的法律")
+    page.click("#laws-form button[type=submit]")
+    page.wait_for_selector("#laws-status.error")
+    assert "400" in page.inner_text("#laws-status") and "不存在的法律" in page.inner_text("#laws-status")
     page.select_option("#kb-select", "handbook")
     message = ask(page, "加班费怎么算", mode="rag")
     link = message.locator(".cite").first
@@ -173,7 +181,9 @@ def test_phone_width_layout(browser, server):
     page = context.new_page()
     page.goto(f"{server['base']}/ui/")
     page.wait_for_selector("#kb-select option", state="attached")
+    assert page.input_value("#kb-select") == "statutes"  # the server's default knowledge base is preselected
     message = ask(page, QUESTION, mode="rag")
+    assert "基于个人同意处理个人信息" in message.inner_text()
     assert message.bounding_box()["width"] <= 390
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # nothing overflows sideways
     shot(page, "phone")
