@@ -278,7 +278,12 @@ async function addLaws(event) {
   status.className = "status";
   status.textContent = "索引中…";
   try {
-    status.textContent = summarise(await callApi("index", { knowledge_base: $("laws-kb").value.trim(), laws }));
+    const form = new FormData();  // /index/run takes a multipart form (it also accepts files)
+    form.append("knowledge_base", $("laws-kb").value.trim());
+    for (const law of laws) form.append("laws", law);
+    const response = await fetch("/index/run", { method: "POST", headers: headers(false), body: form });
+    if (!response.ok) throw new Error(await errorText(response));
+    status.textContent = summarise((await response.json()).result);
     await refreshKnowledgeBases();
   } catch (error) {
     status.className = "status error";

@@ -1,6 +1,6 @@
 """Hayhooks deployment ``index``: add statutes by name and/or .txt/.md files to a knowledge base.
 
-``POST /index/run`` as multipart form (``files``) or JSON: ``knowledge_base``, ``laws``; returns what was added,
+``POST /index/run`` as a multipart form: ``knowledge_base``, ``laws`` (repeated) and/or ``files``; returns what was added,
 replaced or left unchanged. A following query to that knowledge base finds the new documents.
 """
 

@@ -106,6 +106,17 @@ def test_stream_ends_with_citations_and_trace_and_follow_up_is_condensed(server)
     assert any("个人信息保护法第十四条规定了什么" in json.dumps(c, ensure_ascii=False) for c in rewriter_calls)
 
 
+def test_index_endpoint_adds_laws_by_name_as_a_form(server):
+    law = "中华人民共和国刑法修正案（十）"
+    response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "amendments", "laws": [law]},
+                          timeout=120)
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["results"] == [{"source": f"law:{law}", "action": "added", "count": 1}]
+    unknown = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "amendments", "laws": ["不存在的法律"]},
+                         timeout=120)
+    assert unknown.status_code == 400 and "不存在的法律" in unknown.json()["detail"]
+
+
 def test_index_endpoint_adds_a_document_the_next_query_finds(server):
     files = {"files": ("员工手册.md", "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n".encode())}
     response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "handbook"}, files=files, timeout=120)
