@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 UI_DIR = ROOT / "ui"
 DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
 PUBLIC_PATHS = ("/status", "/ui/", "/favicon.ico")
+BLOCKED_PREFIXES = ("/deploy", "/undeploy", "/draw")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -108,14 +109,29 @@ class BodyLimitMiddleware:
 
 
 def configure_hayhooks() -> None:
-    """Point Hayhooks at this project's deployments; its own dashboards stay off."""
+    """Point Hayhooks at this project's deployments; its dashboards and span capture stay off (they would keep
+    queries and documents in memory); cross-origin calls only from ``CORS_ALLOW_ORIGINS`` (default: none)."""
     from hayhooks.settings import settings
 
     os.environ.setdefault("HAYSTACK_DESERIALIZATION_ALLOWLIST", "components,pipelines,haystack_integrations")
     settings.pipelines_dir = str(ROOT / "serving")
     settings.additional_python_path = str(ROOT)
     settings.tracing_enabled = False
+    settings.tracing_include_haystack_spans = False
     settings.monitoring_enabled = False
+    settings.cors_allow_origins = [o.strip() for o in os.environ.get("CORS_ALLOW_ORIGINS", "").split(",") if o.strip()]
+
+
+def route_paths(route: Any) -> list[str]:
+    inner = getattr(route, "original_router", None)
+    return [getattr(r, "path", "") for r in inner.routes] if inner is not None else [getattr(route, "path", "")]
+
+
+def drop_runtime_deployment_routes(app: FastAPI) -> None:
+    """Remove Hayhooks' /deploy-yaml, /deploy_files, /undeploy (a client could upload and run Python or YAML) and
+    /draw (calls an outside rendering service): this server serves the deployments in ``serving/`` only."""
+    app.router.routes[:] = [r for r in app.router.routes
+                            if not any(p.startswith(BLOCKED_PREFIXES) for p in route_paths(r))]
 
 
 def create_server_app() -> FastAPI:
@@ -124,6 +140,7 @@ def create_server_app() -> FastAPI:
     from hayhooks import create_app
 
     app = create_app()
+    drop_runtime_deployment_routes(app)
     app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
 
     @app.get("/", include_in_schema=False)
