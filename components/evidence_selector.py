@@ -22,6 +22,7 @@ from typing import Any
 from haystack import Document, component
 
 from components.loop_state import LoopState
+from components.prompt_guard import quote_data
 
 NONE_RELEVANCE = 1.0  # a judged relevance at or below this (of 10) means the hits are not about the question
 
@@ -39,16 +40,22 @@ class EvidenceSelector:
         self.max_web = max_web
 
     @staticmethod
+    def _as_evidence(doc: Document, label: str) -> Document:
+        """A labelled copy whose text cannot close the prompt's <<< >>> data block."""
+        meta = {**doc.meta, "evidence_label": label}
+        if "title" in meta:
+            meta["title"] = quote_data(str(meta["title"]))
+        return replace(doc, content=quote_data(doc.content or ""), meta=meta)
+
+    @staticmethod
     def _best_relevance(state: LoopState) -> float:
         best = next((r for r in state.rounds if r["round"] == state.best_round), None)
         return float(best["evaluation"]["scores"].get("relevance", 0.0)) if best else 0.0
 
     @component.output_types(evidence=list[Document], situation=str, query=str, notes=str, state=LoopState)
     def run(self, state: LoopState) -> dict[str, Any]:
-        local = [replace(d, meta={**d.meta, "evidence_label": str(i)})
-                 for i, d in enumerate(state.best_documents[: self.max_local], start=1)]
-        web = [replace(d, meta={**d.meta, "evidence_label": f"网页{i}"})
-               for i, d in enumerate(state.web_documents[: self.max_web], start=1)]
+        local = [self._as_evidence(d, str(i)) for i, d in enumerate(state.best_documents[: self.max_local], start=1)]
+        web = [self._as_evidence(d, f"网页{i}") for i, d in enumerate(state.web_documents[: self.max_web], start=1)]
         judged = bool(state.rounds)
         judge_failed = judged and all(r["evaluation"].get("error") for r in state.rounds)
         if not judged:

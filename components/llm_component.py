@@ -13,6 +13,7 @@ Usage (inside a component)::
             if call.error: ...
 """
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +21,10 @@ from typing import Any
 from haystack import default_from_dict, default_to_dict, logging
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.dataclasses import ChatMessage
-from openai import APITimeoutError, OpenAIError
+from haystack.dataclasses import ChatMessage, ChatRole
+from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError
+
+from components.prompt_guard import PromptLeakGuard
 
 logger = logging.getLogger(__name__)
 
@@ -76,25 +79,50 @@ class LLMComponent:
                                                            "chat_generator")
         return default_from_dict(cls, data)
 
+    def _endpoint(self) -> str:
+        generator = self.chat_generator
+        return f"{getattr(generator, 'api_base_url', None)}|{getattr(generator, 'model', None)}"
+
     def chat(
         self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None, streaming_callback: Any = None
     ) -> LLMCall:
-        """One chat call; transport errors, timeouts and empty replies come back as ``error``."""
+        """One chat call; transport errors, timeouts and empty replies come back as ``error``.
+
+        The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``); when they are spent,
+        the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls fail at once, so one
+        question costs at most one timeout cycle. A free-text reply that repeats the system prompt has those parts
+        removed.
+        """
         if self.chat_generator is None:
             self.warm_up()
         assert self.chat_generator is not None
         started = time.perf_counter()
+        endpoint = self._endpoint()
+        if time.monotonic() < _unavailable_until.get(endpoint, 0.0):
+            return LLMCall(None, "LLM 暂时不可用（刚才的请求已失败，稍后自动重试）", 0.0)
+        json_mode = bool((generation_kwargs or {}).get("response_format"))  # structured output quotes its format
+        guard = PromptLeakGuard([] if json_mode else [m.text or "" for m in messages if m.is_from(ChatRole.SYSTEM)])
         try:
-            result = self.chat_generator.run(
-                messages=messages, generation_kwargs=generation_kwargs, streaming_callback=streaming_callback
-            )
-        except APITimeoutError:
-            return LLMCall(None, "LLM 请求超时", time.perf_counter() - started)
+            result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
+                                             streaming_callback=guard.stream_filter(streaming_callback))
+        except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
+            _unavailable_until[endpoint] = time.monotonic() + cooldown_seconds()
+            logger.warning("LLM unavailable: {error}", error=type(error).__name__)
+            reason = "LLM 请求超时" if isinstance(error, APITimeoutError) else f"LLM 调用失败：{type(error).__name__}"
+            return LLMCall(None, reason, time.perf_counter() - started)
         except (OpenAIError, ValueError, RuntimeError) as error:
-            logger.warning("LLM call failed: {error}", error=str(error))
+            logger.warning("LLM call failed: {error}", error=type(error).__name__)
             return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
+        _unavailable_until.pop(endpoint, None)
         replies = result.get("replies") or []
-        text = replies[0].text if replies else None
+        text = guard.redact(replies[0].text) if replies and replies[0].text else None
         if not text:
             return LLMCall(None, "LLM 返回了空回复", time.perf_counter() - started)
         return LLMCall(text, None, time.perf_counter() - started, replies[0])
+
+
+_unavailable_until: dict[str, float] = {}  # endpoint → monotonic time until which calls fail fast
+
+
+def cooldown_seconds() -> float:
+    return float(os.environ.get("LLM_COOLDOWN", "30"))

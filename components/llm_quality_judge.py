@@ -21,6 +21,7 @@ from haystack.dataclasses import ChatMessage
 
 from components.llm_component import LLMComponent
 from components.llm_json import parse_json_object
+from components.prompt_guard import quote_data
 
 DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")
 SYSTEM = """你是法律检索质量评估员。根据用户问题，评估检索到的法条能否支撑一个准确的回答。
@@ -42,7 +43,7 @@ def format_evidence(documents: list[Document], max_chars: int) -> str:
     for i, doc in enumerate(documents, start=1):
         title = f"《{doc.meta.get('law', '')}》{doc.meta.get('article_no', '')}" if doc.meta.get("law") else doc.meta.get(
             "title", "")
-        lines.append(f"[{i}] {title}：{(doc.content or '')[:max_chars]}")
+        lines.append(quote_data(f"[{i}] {title}：{(doc.content or '')[:max_chars]}"))
     return "\n".join(lines)
 
 

@@ -1,0 +1,30 @@
+from haystack.dataclasses import StreamingChunk
+
+from components.prompt_guard import REDACTED, WINDOW, PromptLeakGuard, quote_data
+
+SECRET = "你是严谨的中国法律咨询助手。只根据证据回答，不得编造法条或条文号。"
+
+
+def test_quote_data_cannot_close_or_open_the_data_block():
+    assert quote_data("a>>>b<<<c") == "a›››b‹‹‹c"
+    assert ">>>" not in quote_data(">>>>>>") and quote_data("普通文本") == "普通文本"
+
+
+def test_redact_removes_each_copied_run_and_keeps_the_rest():
+    guard = PromptLeakGuard([SECRET])
+    text = f"答：需要同意。{SECRET}另外，依据《个人信息保护法》第十四条。"
+    assert guard.leaks(text)
+    assert guard.redact(text) == f"答：需要同意。{REDACTED}另外，依据《个人信息保护法》第十四条。"
+    short = SECRET[: WINDOW - 1]  # a few shared words are not a leak
+    assert not guard.leaks(f"我是{short}") and guard.redact(f"我是{short}") == f"我是{short}"
+
+
+def test_stream_filter_holds_back_a_window_and_stops_at_a_leak():
+    guard = PromptLeakGuard([SECRET])
+    seen: list[str] = []
+    forward = guard.stream_filter(lambda chunk: seen.append(chunk.content))
+    for piece in ["需要", "同意。以下是", SECRET[:6], SECRET[6:20], SECRET[20:], "结束"]:
+        forward(StreamingChunk(content=piece))
+    streamed = "".join(seen)
+    assert streamed.startswith("需要") and not guard.leaks(streamed) and "结束" not in streamed
+    assert PromptLeakGuard([]).stream_filter(print) is print  # nothing to guard: the callback is unchanged

@@ -1,0 +1,420 @@
+"""Fuzz test of the HTTP API: the real server (a child process) with the scripted LLM server and a small knowledge base.
+
+What is fuzzed, with well-typed-but-weird and ill-typed payloads (wrong types, missing and unknown fields, huge and
+unicode strings, nested junk, invalid filters, out-of-range / float / bool / string top_k, unknown modes, chat
+messages without a user, without role or content or with non-string contents) and raw non-JSON bodies:
+
+* ``POST /agentic_rag/run`` (mostly the cheap ``retrieve`` mode or invalid payloads; a minority of LLM modes);
+* ``POST /v1/chat/completions`` (streaming and not);
+* ``POST /knowledge_bases/run`` (deletion only of random names and of scratch knowledge bases this test creates);
+* ``POST /index/run`` (a few multipart uploads of small random bytes);
+* every operation of ``/openapi.json`` with schema-shaped random JSON, and raw random bodies.
+
+Properties: the status is below 500; a 4xx answer is JSON with a human-readable ``detail``; no traceback is ever sent;
+requests that are plainly valid get 200 and plainly invalid ones 4xx; streams end properly; after each test the
+server process is alive and ``/status`` answers.
+
+Bound: about 330 requests in all (derandomized: the same ones on every run); the server start and the one-file index
+take most of the time (about 30 s on two busy cores).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from document_store.text_files import FileLoadError, text_document
+from pipelines.chat_api import MAX_TOP_K, MODES
+from pipelines.server_process import ServerProcess
+from pipelines.validation import MAX_QUERY_CHARS
+from tests.support.app_server import server_env
+from tests.support.openai_server import ScriptedOpenAIServer
+
+DEFAULT_KB = "statutes"
+SCRATCH_KBS = ("fuzz_scratch", "fuzz-scratch-2")  # the only knowledge bases the fuzzed requests may create or delete
+LAW = "示例保护法"
+STATUTE = f"# {LAW}\n第一章 总则\n第一条 为了保护个人信息权益，制定本法。\n第二条 处理个人信息应当取得个人同意。\n" \
+          "第三条 个人有权查阅、复制其个人信息。\n第四条 本法自公布之日起施行。\n"
+NAME_RE = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+
+FUZZ = settings(deadline=None, derandomize=True, database=None, print_blob=False,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                       HealthCheck.data_too_large, HealthCheck.filter_too_much])
+
+
+@dataclass
+class Server:
+    app: ServerProcess
+    client: httpx.Client
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, e5_model: Path) -> Iterator[Server]:
+    data = tmp_path_factory.mktemp("fuzz") / "data"
+    with ScriptedOpenAIServer(default="好的。") as llm, \
+            ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app, \
+            httpx.Client(base_url=app.base_url, timeout=120) as client:
+        indexed = client.post("/index/run", data={"knowledge_base": DEFAULT_KB},
+                              files={"files": (f"{LAW}.md", STATUTE.encode())})
+        assert indexed.status_code == 200, indexed.text
+        yield Server(app, client)
+
+
+@pytest.fixture(autouse=True)
+def server_survives(server: Server) -> Iterator[None]:
+    """After every test the server process is still alive and answers."""
+    yield
+    assert server.app.process is not None and server.app.process.poll() is None, server.app.log_tail()
+    status = server.client.get("/status", timeout=10)
+    assert status.status_code == 200 and "agentic_rag" in status.json()["pipelines"], status.text
+
+
+# --- what every answer must satisfy -------------------------------------------------------------------------------
+
+def human_readable(detail: Any) -> bool:
+    """FastAPI's own 422 detail is a list of errors with a ``msg``; ours is a sentence."""
+    if isinstance(detail, str):
+        return bool(detail.strip())
+    return isinstance(detail, list) and bool(detail) and all(
+        isinstance(e, dict) and isinstance(e.get("msg"), str) and e["msg"].strip() for e in detail)
+
+
+def check_answer(response: httpx.Response) -> None:
+    """Never a 5xx or a traceback; every 4xx says what was wrong."""
+    summary = f"{response.request.method} {response.request.url.path} -> {response.status_code}: {response.text[:500]}"
+    assert response.status_code < 500, summary
+    assert "Traceback (most recent call last)" not in response.text, summary
+    if response.status_code >= 400:
+        assert response.headers.get("content-type", "").startswith("application/json"), summary
+        assert human_readable(response.json().get("detail")), summary
+
+
+def read_stream(response: httpx.Response) -> list[Any]:
+    """The data events of a finished server-sent-event stream (raises when the stream breaks off)."""
+    events = []
+    for line in response.iter_lines():
+        if line.startswith("data: ") and line != "data: [DONE]":
+            events.append(json.loads(line[len("data: "):]))
+    return events
+
+
+def post(server: Server, path: str, **kwargs: Any) -> httpx.Response:
+    response = server.client.post(path, **kwargs)
+    check_answer(response)
+    return response
+
+
+# --- strategies -------------------------------------------------------------------------------------------------
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                    st.text(max_size=20))
+JUNK = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                     st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+                    max_leaves=12)
+HUGE = st.builds(lambda ch, n: ch * n, st.sampled_from(["同", "a", " ", "\u3000", "𝔘", "\x00"]),
+                 st.sampled_from([MAX_QUERY_CHARS, MAX_QUERY_CHARS + 1, 20_000, 100_000]))
+QUERY = st.one_of(st.sampled_from(["处理个人信息需要同意吗", "同意", "第二条规定了什么", "  查阅 ", "个人信息\n权益"]),
+                  st.text(max_size=40), HUGE, st.sampled_from(["", "   ", "\n\t", "\u3000"]))
+TOP_K = st.one_of(st.integers(-3, MAX_TOP_K + 3),
+                  st.sampled_from([0, 1, MAX_TOP_K, 10**30, -(10**30), True, False, 1.0, 2.5, "5", " 7 ", "٣", "1e3",
+                                   "", "ten", None]), JUNK)
+VALID_FILTER_VALUES: list[dict[str, Any] | None] = [
+    None, {},
+    {"field": "meta.law", "operator": "==", "value": LAW},
+    {"field": "meta.law", "operator": "!=", "value": "别的法"},
+    {"field": "meta.article_no", "operator": "in", "value": ["第一条", "第二条"]},
+    {"operator": "AND", "conditions": [{"field": "meta.law", "operator": "==", "value": LAW},
+                                       {"field": "meta.chapter", "operator": "==", "value": "第一章 总则"}]},
+]
+VALID_FILTERS = st.sampled_from(VALID_FILTER_VALUES)
+BAD_FILTERS = st.one_of(
+    st.sampled_from([
+        {"field": 1, "operator": "nope"},
+        {"field": "meta.law", "operator": "nope", "value": LAW},
+        {"field": "meta.law", "operator": "in", "value": LAW},
+        {"field": "meta.law", "operator": ">", "value": "x"},
+        {"field": "meta.law", "operator": "=="},
+        {"operator": "AND", "conditions": "x"},
+        {"operator": "AND", "conditions": [1]},
+        {"operator": "XOR", "conditions": []},
+        {"operator": "NOT", "conditions": [{"field": 1, "operator": "==", "value": 1}]},
+        {"field": "meta.law"}, {"conditions": []}, [], "meta.law == x",
+    ]),
+    st.fixed_dictionaries({"field": JUNK, "operator": JUNK}, optional={"value": JUNK, "conditions": JUNK}),
+    st.fixed_dictionaries({"operator": st.sampled_from(["AND", "OR", "NOT"]), "conditions": st.lists(JUNK, max_size=3)}),
+    JUNK,
+)
+KB_NAME = st.one_of(st.none(), st.just(DEFAULT_KB), st.sampled_from(SCRATCH_KBS), st.from_regex(NAME_RE, fullmatch=True),
+                    st.sampled_from(["", "../x", "a/b", "kb__sources", "x" * 65, "名字", "statutes\n", "kb\n"]),
+                    st.text(max_size=20))
+# mostly the cheap retrieval; the modes that call the (scripted) LLM stay a minority
+MODE = st.one_of(st.just("retrieve"), st.just("retrieve"), st.just("retrieve"), st.sampled_from(MODES),
+                 st.sampled_from(["magic", "", "RAG", " rag", "retrieve\n"]), JUNK)
+
+
+UNSET = object()
+
+
+def without_unset(draws: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in draws.items() if v is not UNSET}
+
+
+def maybe(strategy: st.SearchStrategy[Any], weight: int = 4) -> st.SearchStrategy[Any]:
+    """A field that is usually present (``weight`` in ``weight + 1``) and sometimes missing."""
+    return st.one_of(*[strategy] * weight, st.just(UNSET))
+
+
+RUN_PAYLOAD = st.one_of(
+    st.fixed_dictionaries({"query": maybe(QUERY, 8), "mode": maybe(MODE), "top_k": maybe(TOP_K, 2),
+                           "filters": maybe(st.one_of(VALID_FILTERS, BAD_FILTERS), 1),
+                           "knowledge_base": maybe(st.one_of(st.none(), st.just(DEFAULT_KB), KB_NAME), 1),
+                           "extra": maybe(JUNK, 1)}).map(without_unset),
+    st.fixed_dictionaries({"query": JUNK, "mode": JUNK, "top_k": JUNK}),
+    JUNK,
+)
+
+
+def plainly_valid_run(payload: Any) -> bool:
+    return (isinstance(payload, dict) and isinstance(payload.get("query"), str)
+            and 1 <= len(payload["query"].strip()) <= MAX_QUERY_CHARS and payload.get("mode", "agentic") in MODES
+            and type(payload.get("top_k", 10)) is int and 1 <= payload.get("top_k", 10) <= MAX_TOP_K
+            and payload.get("filters") in VALID_FILTER_VALUES and payload.get("knowledge_base") in (None, DEFAULT_KB)
+            and "extra" not in payload)
+
+
+def plainly_invalid_run(payload: Any) -> bool:
+    if not isinstance(payload, dict):
+        return True
+    query, mode, top_k = payload.get("query", UNSET), payload.get("mode", "agentic"), payload.get("top_k", 10)
+    return (query is UNSET or (isinstance(query, str) and not 1 <= len(query.strip()) <= MAX_QUERY_CHARS)
+            or (isinstance(mode, str) and mode not in MODES)
+            or (type(top_k) is int and not 1 <= top_k <= MAX_TOP_K)
+            or (isinstance(payload.get("knowledge_base"), str) and not NAME_RE.fullmatch(payload["knowledge_base"])))
+
+
+
+# --- /agentic_rag/run ---------------------------------------------------------------------------------------------
+
+@settings(FUZZ, max_examples=120)
+@given(payload=RUN_PAYLOAD)
+@example(payload={"query": "同意", "mode": "retrieve", "filters": {"field": 1, "operator": "nope"}})
+@example(payload={"query": "同意", "mode": "retrieve", "filters": {"field": "meta.law", "operator": "in", "value": "x"}})
+@example(payload={"query": "同意", "mode": "retrieve", "top_k": 3, "filters": VALID_FILTER_VALUES[4]})
+def test_run_endpoint(server: Server, payload: Any) -> None:
+    response = post(server, "/agentic_rag/run", json=payload)
+    if plainly_valid_run(payload):
+        assert response.status_code == 200, (payload, response.text[:500])
+    if plainly_invalid_run(payload):
+        assert 400 <= response.status_code < 500, (payload, response.text[:500])
+    if response.status_code == 200:
+        result = response.json()["result"]
+        assert result["mode"] == payload.get("mode", "agentic")
+        if result["mode"] == "retrieve":
+            assert len(result["documents"]) <= int(payload.get("top_k", 10))
+            assert all(d["key"].startswith(LAW) for d in result["documents"])
+        else:
+            assert isinstance(result["answer"], str) and result["answer"]
+
+
+# --- /v1/chat/completions -----------------------------------------------------------------------------------------
+
+CONTENT = st.one_of(QUERY, st.sampled_from(["那第二条呢？", "那么第三条呢", "如果不同意呢"]), JUNK,
+                    st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=10)}), max_size=2))
+ROLE = st.one_of(st.sampled_from(["user", "user", "assistant", "system", "tool"]), JUNK)
+MESSAGE = st.one_of(
+    st.fixed_dictionaries({"role": st.just("user"), "content": QUERY}),
+    st.fixed_dictionaries({}, optional={"role": ROLE, "content": CONTENT, "name": st.text(max_size=5)}),
+)
+MESSAGES = st.one_of(st.lists(MESSAGE, max_size=4), st.lists(st.one_of(MESSAGE, JUNK), max_size=3), JUNK)
+CHAT_MODE = st.one_of(st.just("retrieve"), st.sampled_from(MODES), st.sampled_from(["magic", ""]), JUNK)
+CHAT_BODY = st.one_of(
+    st.fixed_dictionaries(
+        {"model": maybe(st.one_of(st.just("agentic_rag"), st.just("agentic_rag"), st.just("agentic_rag"),
+                                  st.sampled_from(["index", "nope", ""]), JUNK), 6),
+         "messages": maybe(MESSAGES, 8), "stream": maybe(st.one_of(st.booleans(), JUNK), 2),
+         "mode": maybe(CHAT_MODE, 1), "knowledge_base": maybe(KB_NAME, 1), "top_k": maybe(TOP_K, 1),
+         "filters": maybe(st.one_of(VALID_FILTERS, BAD_FILTERS), 1), "temperature": maybe(JUNK, 1)},
+    ).map(without_unset),
+    JUNK,
+)
+USER_QUESTION = {"role": "user", "content": "处理个人信息需要同意吗"}
+
+
+def has_user_question(body: dict[str, Any]) -> bool:
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") == "user" and str(m.get("content", "")).strip() for m in messages)
+
+
+def plainly_invalid_chat(body: Any) -> bool:
+    return (not isinstance(body, dict) or body.get("model", UNSET) != "agentic_rag" or not has_user_question(body)
+            or (isinstance(body.get("mode"), str) and body["mode"] not in MODES))
+
+
+def plainly_valid_chat(body: Any) -> bool:
+    if not isinstance(body, dict) or body.get("model") != "agentic_rag" or not isinstance(body.get("messages"), list):
+        return False
+    messages = body["messages"]
+    well_formed = all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                      for m in messages)
+    last_user = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"][-1:]
+    return (well_formed and bool(last_user) and 1 <= len(last_user[0]["content"].strip()) <= MAX_QUERY_CHARS
+            and body.get("mode", "agentic") in MODES and type(body.get("top_k", 10)) is int
+            and 1 <= body.get("top_k", 10) <= MAX_TOP_K and body.get("filters") in VALID_FILTER_VALUES
+            and body.get("knowledge_base") in (None, DEFAULT_KB) and type(body.get("stream", False)) is bool)
+
+
+@settings(FUZZ, max_examples=100)
+@given(body=CHAT_BODY)
+@example(body={"model": "agentic_rag", "messages": [USER_QUESTION], "mode": "retrieve"})
+@example(body={"model": "agentic_rag", "messages": [USER_QUESTION], "mode": "retrieve", "stream": True})
+@example(body={"model": "agentic_rag", "messages": [USER_QUESTION], "knowledge_base": 5})
+@example(body={"model": "agentic_rag", "messages": [USER_QUESTION, {"content": "x"}, {"role": "user", "content": "那第二条呢"}]})
+@example(body={"model": "agentic_rag", "messages": [{"role": "user"}, {"role": "user", "content": "那第二条呢"}]})
+@example(body={"model": "agentic_rag", "messages": [USER_QUESTION], "filters": {"field": 1, "operator": "nope"}})
+def test_chat_completions(server: Server, body: Any) -> None:
+    with server.client.stream("POST", "/v1/chat/completions", json=body) as response:
+        streaming = response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        if streaming:
+            events = read_stream(response)  # the stream must end properly, not break off
+            assert events, body
+            assert events[-1]["choices"][0]["finish_reason"] == "stop", events[-3:]
+            text = "".join((e.get("choices") or [{}])[0].get("delta", {}).get("content") or "" for e in events)
+            assert "Traceback" not in text
+        else:
+            response.read()
+            check_answer(response)
+    if plainly_valid_chat(body):
+        assert response.status_code == 200, (body, "" if streaming else response.text[:500])
+    if plainly_invalid_chat(body):
+        assert 400 <= response.status_code < 500, body
+    if response.status_code == 200 and not body.get("stream"):
+        reply = response.json()
+        assert reply["choices"][0]["message"]["content"], reply
+
+
+# --- /knowledge_bases/run -----------------------------------------------------------------------------------------
+
+DELETABLE = st.one_of(st.sampled_from(SCRATCH_KBS), st.from_regex(NAME_RE, fullmatch=True),
+                      st.sampled_from(["", "../x", "kb__sources", "x" * 65, "名字", "kb\n", f"{SCRATCH_KBS[0]}\n"]),
+                      st.text(max_size=20)).filter(lambda name: name.strip() != DEFAULT_KB)
+KB_PAYLOAD = st.one_of(
+    st.fixed_dictionaries({"action": maybe(st.one_of(st.sampled_from(["list", "delete", "delete", "drop", "LIST", ""]),
+                                                     JUNK), 6),
+                           "name": maybe(st.one_of(DELETABLE, JUNK.filter(lambda v: v != DEFAULT_KB)), 4)}
+                          ).map(without_unset),
+    JUNK,
+)
+
+
+@settings(FUZZ, max_examples=50)
+@given(payload=KB_PAYLOAD)
+@example(payload={"action": "delete", "name": "kb\n"})
+def test_knowledge_bases(server: Server, payload: Any) -> None:
+    response = post(server, "/knowledge_bases/run", json=payload)
+    action = payload.get("action", "list") if isinstance(payload, dict) else None
+    if isinstance(payload, dict) and action == "list" and (payload.get("name") is None or
+                                                            isinstance(payload.get("name"), str)):
+        assert response.status_code == 200, response.text
+        assert DEFAULT_KB in [kb["name"] for kb in response.json()["result"]["knowledge_bases"]]
+    elif isinstance(action, str) and action not in ("list", "delete"):
+        assert 400 <= response.status_code < 500
+    elif action == "delete" and isinstance(payload.get("name"), str):
+        name = payload["name"]
+        assert response.status_code in ((200, 404) if name in SCRATCH_KBS else (404,) if NAME_RE.fullmatch(name)
+                                        else (400,)), (name, response.text)
+    listed = server.client.post("/knowledge_bases/run", json={"action": "list"}).json()["result"]["knowledge_bases"]
+    assert {"name": DEFAULT_KB, "documents": 4, "sources": 1} in listed  # never touched by the fuzzing
+
+
+# --- /index/run ---------------------------------------------------------------------------------------------------
+
+SMALL_BYTES = st.one_of(
+    st.binary(max_size=64),
+    st.text(max_size=60).map(str.encode),
+    st.builds(lambda n, body: f"第{n}条 {body}".encode(), st.sampled_from(["一", "2", "1十", "零"]), st.text(max_size=20)),
+    st.sampled_from([b"", b"\xef\xbb\xbf", b" \n", b"a\x00b", "第一条 甲".encode("gbk"), STATUTE.encode()[:40]]),
+)
+UPLOAD_NAME = st.sampled_from(["a.txt", "手册.md", "x", "no suffix", "dir/y.md", "../z.txt"])
+
+
+@settings(FUZZ, max_examples=12)
+@given(knowledge_base=st.one_of(st.sampled_from(SCRATCH_KBS), st.sampled_from(["../x", "名字", "k" * 65, "kb\n"])),
+       laws=st.one_of(st.just([]), st.lists(st.text(min_size=1, max_size=10).map(lambda s: f"不存在的{s}"), max_size=2)),
+       files=st.lists(st.tuples(UPLOAD_NAME, SMALL_BYTES), max_size=2, unique_by=lambda f: f[0]))
+@example(knowledge_base=SCRATCH_KBS[0], laws=[], files=[("a.txt", "第1十条 内容。".encode())])
+def test_index_uploads(server: Server, knowledge_base: str, laws: list[str], files: list[tuple[str, bytes]]) -> None:
+    form = {"knowledge_base": knowledge_base, **({"laws": laws} if laws else {})}
+    response = post(server, "/index/run", data=form, files=[("files", f) for f in files] or None)
+    readable = True
+    for name, data in files:
+        try:
+            text_document(data, name)
+        except FileLoadError:
+            readable = False
+    if laws or not files or not readable or not NAME_RE.fullmatch(knowledge_base):
+        assert 400 <= response.status_code < 500, response.text
+    else:  # a valid UTF-8 text file into a valid knowledge base is indexed, whatever its text says
+        assert response.status_code == 200, (files, response.text)
+        results = response.json()["result"]["results"]
+        assert [r["source"] for r in results] == [f"file:{name}" for name, _ in files]
+        assert all(r["action"] in ("added", "replaced", "unchanged") and r["count"] >= 0 for r in results)
+
+
+# --- raw bodies and the OpenAPI schema ----------------------------------------------------------------------------
+
+CONTENT_TYPES = st.sampled_from(["application/json", "application/json; charset=latin-1", "text/plain",
+                                 "multipart/form-data; boundary=xyz", "multipart/form-data",
+                                 "application/x-www-form-urlencoded", "application/octet-stream", ""])
+RAW_BODY = st.one_of(st.binary(max_size=200), st.text(max_size=100).map(str.encode),
+                     st.sampled_from([b"", b"{", b"[]", b"null", b'{"query": "\xff"}', b"--xyz\r\n\r\n--xyz--",
+                                      b'{"query": "' + "同".encode() * 30_000 + b'"}', b"\xef\xbb\xbf{}"]))
+
+
+@pytest.fixture(scope="module")
+def operations(server: Server) -> list[tuple[str, str, dict[str, Any]]]:
+    """(method, path, JSON body schema properties) of every operation in /openapi.json that takes a body."""
+    schema = server.client.get("/openapi.json").json()
+    found = []
+    for path, methods in schema["paths"].items():
+        for method, spec in methods.items():
+            if method != "post" or "{" in path:
+                continue
+            content = spec.get("requestBody", {}).get("content", {})
+            body = next(iter(content.values()), {}).get("schema", {})
+            if "$ref" in body:
+                body = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]
+            found.append((method.upper(), path, body.get("properties", {})))
+    assert {p for _, p, _ in found} >= {"/agentic_rag/run", "/index/run", "/knowledge_bases/run", "/v1/chat/completions"}
+    return found
+
+
+@settings(FUZZ, max_examples=50)
+@given(data=st.data(), body=RAW_BODY, content_type=CONTENT_TYPES)
+def test_raw_bodies_on_every_operation(server: Server, operations: list[tuple[str, str, dict[str, Any]]],
+                                       data: st.DataObject, body: bytes, content_type: str) -> None:
+    method, path, _ = data.draw(st.sampled_from(operations))
+    headers = {"content-type": content_type} if content_type else {}
+    check_answer(server.client.request(method, path, content=body, headers=headers))
+
+
+@settings(FUZZ, max_examples=40)
+@given(data=st.data())
+def test_schema_shaped_json_on_every_operation(server: Server, operations: list[tuple[str, str, dict[str, Any]]],
+                                               data: st.DataObject) -> None:
+    method, path, properties = data.draw(st.sampled_from(operations))
+    fields = {name: maybe(st.one_of(JUNK, QUERY, st.sampled_from(["agentic_rag", "list", "retrieve"])), 2)
+              for name in properties if not (path == "/knowledge_bases/run" and name == "name")}
+    payload = without_unset(data.draw(st.fixed_dictionaries(fields)))
+    if path == "/knowledge_bases/run" and payload.get("action") == "delete":
+        payload["name"] = data.draw(DELETABLE)
+    check_answer(server.client.request(method, path, json=payload))
