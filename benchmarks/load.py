@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -61,8 +62,10 @@ LLM_FAILURES = ("LLM 调用失败", "LLM 请求超时", "LLM 暂时不可用", "
 @dataclass
 class Outcome:
     kind: str
-    ms: float
-    error: str | None = None
+    query: str
+    ms: float = 0.0
+    error: str | None = None  # non-200 status, exception, stream without its final event or with an error event
+    issue: str | None = None  # a 200 with wrong content
     cached: bool = False
 
 
@@ -81,6 +84,10 @@ class Level:
     @property
     def errors(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.error]
+
+    @property
+    def issues(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.issue]
 
 
 class QueryCycle:
@@ -134,59 +141,64 @@ class RSSSampler:
 def run_request(client: httpx.Client, kind: str, query: str) -> Outcome:
     started = time.perf_counter()
     try:
-        error, cached = (send_stream if kind == "stream" else send_run)(client, kind, query)
+        outcome = (send_stream if kind == "stream" else send_run)(client, kind, query)
     except httpx.HTTPError as exc:
-        error, cached = one_line(f"{type(exc).__name__}: {exc}"), False
-    return Outcome(kind, 1000 * (time.perf_counter() - started), f"{kind}: {error}" if error else None, cached)
+        outcome = Outcome(kind, query, error=one_line(f"{type(exc).__name__}: {exc}"))
+    outcome.ms = 1000 * (time.perf_counter() - started)
+    return outcome
 
 
 def one_line(text: str, limit: int = 160) -> str:
     return " ".join(text.split())[:limit]
 
 
-def check_result(mode: str, result: dict[str, Any]) -> tuple[str | None, bool]:
-    """A 200 can still hide a failure: no documents, an LLM call that failed inside the pipeline (recorded in the
-    trace), or an answer without the scripted text."""
-    if mode == "retrieve":
-        return (None if result["documents"] else "no documents retrieved"), False
+def checked(kind: str, query: str, result: dict[str, Any]) -> Outcome:
+    """A 200 can still carry wrong content: no documents, an LLM call that failed inside the pipeline (recorded in
+    the trace), or an answer without the scripted text."""
+    if kind == "retrieve":
+        return Outcome(kind, query, issue=None if result["documents"] else "no documents retrieved")
+    outcome = Outcome(kind, query, cached=bool(result["trace"].get("cached")))
     text = json.dumps(result, ensure_ascii=False)
     if failure := next((marker for marker in LLM_FAILURES if marker in text), None):
-        return f"LLM call failed inside the request: {failure}", False
-    if SCRIPTED_CORE not in result["answer"]:
-        return f"unexpected answer: {one_line(result['answer'])}", False
-    return None, bool(result["trace"].get("cached"))
+        outcome.issue = f"LLM call failed inside the request: {failure}"
+    elif SCRIPTED_CORE not in result["answer"]:
+        outcome.issue = f"answer without the scripted text: {one_line(result['answer'])}"
+    return outcome
 
 
-def send_run(client: httpx.Client, mode: str, query: str) -> tuple[str | None, bool]:
+def send_run(client: httpx.Client, mode: str, query: str) -> Outcome:
     response = client.post("/agentic_rag/run", json={"query": query, "mode": mode})
     if response.status_code != 200:
-        return f"HTTP {response.status_code}: {one_line(response.text)}", False
-    return check_result(mode, response.json()["result"])
+        return Outcome(mode, query, error=f"HTTP {response.status_code}: {one_line(response.text)}")
+    return checked(mode, query, response.json()["result"])
 
 
-def send_stream(client: httpx.Client, _kind: str, query: str) -> tuple[str | None, bool]:
-    """A streaming chat request: its text chunks carry the scripted answer and it ends with a ``rag_result`` event
-    (whose answer may differ from the streamed text: the finalizer marks citations and appends the articles)."""
+def send_stream(client: httpx.Client, kind: str, query: str) -> Outcome:
+    """A streaming chat request (agentic mode); it must end with a ``rag_result`` event, and its text chunks (all a
+    plain OpenAI client shows) must carry the scripted answer."""
     body = {"model": "agentic_rag", "stream": True, "mode": "agentic", "messages": [{"role": "user", "content": query}]}
     streamed, result = "", None
     with client.stream("POST", "/v1/chat/completions", json=body) as response:
         if response.status_code != 200:
-            return f"HTTP {response.status_code}: {one_line(response.read().decode(errors='replace'))}", False
+            error = f"HTTP {response.status_code}: {one_line(response.read().decode(errors='replace'))}"
+            return Outcome(kind, query, error=error)
         for line in response.iter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
             data = json.loads(line[6:])
             event = data.get("event", {})
             if event.get("type") == "rag_error":
-                return f"rag_error event: {one_line(str(event.get('data')))}", False
+                return Outcome(kind, query, error=f"rag_error event: {one_line(str(event.get('data')))}")
             if event.get("type") == "rag_result":
                 result = event["data"]
             streamed += "".join(c["delta"].get("content") or "" for c in data.get("choices", []))
     if result is None:
-        return "stream ended without a rag_result event", False
-    if SCRIPTED_CORE not in streamed:
-        return f"streamed text without the scripted answer: {one_line(streamed)}", False
-    return check_result("agentic", result)
+        return Outcome(kind, query, error="stream ended without a rag_result event")
+    outcome = checked(kind, query, result)
+    if outcome.issue is None and SCRIPTED_CORE not in streamed:
+        outcome.issue = (f"streamed text without the scripted answer: {one_line(streamed)!r}; rag_result answer: "
+                         f"{one_line(result['answer'], 60)!r}")
+    return outcome
 
 
 def client_loop(base_url: str, mix: list[str], offset: int, queries: QueryCycle, deadline: float,
@@ -215,6 +227,7 @@ def run_level(name: str, clients: int, seconds: float, base_url: str, mix: list[
     level = Level(name, clients, [o for out in per_client for o in out], ended - started, rss_before, rss_after,
                   max(rss_before, rss_after, sampler.peak(started, ended)), *sampler.handles())
     print(f"{name}: {len(level.outcomes)} requests in {level.seconds:.1f} s, {len(level.errors)} errors, "
+          f"{len(level.issues)} wrong content, "
           f"RSS {rss_before:.0f} → {rss_after:.0f} MiB (peak {level.rss_peak:.0f}), {level.threads_after} threads, "
           f"{level.fds_after} fds", flush=True)
     return level
@@ -239,12 +252,30 @@ def index_default_law(env: dict[str, str | None]) -> int:
 
 def latency_row(label: str, outcomes: list[Outcome], seconds: float) -> str:
     ok = [o.ms for o in outcomes if not o.error]
-    errors = len(outcomes) - len(ok)
-    cached = sum(o.cached for o in outcomes)
-    if not ok:
-        return f"| {label} | {len(outcomes)} | {len(outcomes) / seconds:.2f} | – | – | – | {errors} | {cached} |"
-    return (f"| {label} | {len(outcomes)} | {len(outcomes) / seconds:.2f} | {statistics.median(ok):.0f} | "
-            f"{percentile(ok, 95):.0f} | {max(ok):.0f} | {errors} | {cached} |")
+    latencies = f"{statistics.median(ok):.0f} | {percentile(ok, 95):.0f} | {max(ok):.0f}" if ok else "– | – | –"
+    counts = [len(outcomes) - len(ok), sum(bool(o.issue) for o in outcomes), sum(o.cached for o in outcomes)]
+    return f"| {label} | {len(outcomes)} | {len(outcomes) / seconds:.2f} | {latencies} | {' | '.join(map(str, counts))} |"
+
+
+def most_frequent(title: str, outcomes: list[Outcome], message: Callable[[Outcome], str | None]) -> str:
+    """The five most frequent messages, each with the number of requests and one query that got it."""
+    counts = Counter(message(o) for o in outcomes)
+    example = {message(o): o.query for o in outcomes}
+    lines = [f"- {n} × `{text}` (e.g. query `{example[text]}`)" for text, n in counts.most_common(5)]
+    return f"\n{title}:\n\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+def rate(level: Level) -> float:
+    return len(level.outcomes) / level.seconds
+
+
+def issue_note(levels: list[Level]) -> str:
+    """Whether wrong content also occurred at the lowest concurrency (then it is not only an effect of load)."""
+    lowest = min(level.clients for level in levels)
+    at_lowest = sum(len(level.issues) for level in levels if level.clients == lowest)
+    if not any(level.issues for level in levels):
+        return ""
+    return f" ({at_lowest} of them with {lowest} clients, the lowest concurrency measured)"
 
 
 def median_ms(outcomes: list[Outcome]) -> float:
@@ -257,16 +288,14 @@ def level_section(level: Level) -> str:
              for kind in KINDS if any(o.kind == kind for o in level.outcomes)]
     section = f"""### {level.name}: {level.clients} clients, {level.seconds:.1f} s
 
-| requests | count | req/s | p50 ms | p95 ms | max ms | errors | cache hits |
-|---|---|---|---|---|---|---|---|
+| requests | count | req/s | p50 ms | p95 ms | max ms | errors | wrong content | cache hits |
+|---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
 Server RSS: {level.rss_before:.1f} MiB before, {level.rss_after:.1f} MiB after, {level.rss_peak:.1f} MiB peak.
 """
-    if level.errors:
-        first = Counter(o.error for o in level.errors).most_common(5)
-        section += "\nMost frequent errors:\n\n" + "\n".join(f"- {n} × `{message}`" for message, n in first) + "\n"
-    return section
+    section += most_frequent("Most frequent errors", level.errors, lambda o: f"{o.kind}: {o.error}")
+    return section + most_frequent("Most frequent wrong content", level.issues, lambda o: f"{o.kind}: {o.issue}")
 
 
 def plateau_verdict(levels: list[Level]) -> tuple[bool, str]:
@@ -287,21 +316,27 @@ def plateau_verdict(levels: list[Level]) -> tuple[bool, str]:
 def render(args: argparse.Namespace, meta: dict[str, str], warmup: Level, levels: list[Level]) -> str:
     plateaued, memory_text = plateau_verdict(levels)
     errors = sum(len(level.errors) for level in levels)
+    issues = sum(len(level.issues) for level in levels)
     memory_rows = "\n".join(
         f"| {level.name}, {level.clients} clients | {level.rss_before:.1f} | {level.rss_after:.1f} | "
         f"{level.rss_peak:.1f} | {level.rss_after - level.rss_before:+.1f} | {level.threads_after} | "
         f"{level.fds_after} |" for level in [warmup, *levels])
     met = errors == 0 and plateaued
-    throughput = "; ".join(f"{level.name}, {level.clients} clients: {len(level.outcomes) / level.seconds:.1f} req/s, "
+    throughput = "; ".join(f"{level.name}, {level.clients} clients: {rate(level):.1f} req/s, "
                            f"p50 {median_ms(level.outcomes):.0f} ms" for level in levels)
+    first, busiest = levels[0], max(levels, key=lambda level: level.clients)
     reading = (
         f"Over {sum(len(level.outcomes) for level in levels)} measured requests there were {errors} errors"
-        f"{'' if errors else ' (no non-200 status, exception, timeout or wrong content)'}. "
-        f"Throughput and median latency ({throughput}). RSS {'plateaued' if plateaued else 'did not plateau'} "
-        f"(see Memory). Goal (0 errors, no unbounded memory growth): **{'met' if met else 'not met'}**.")
+        f"{'' if errors else ' (no non-200 status, exception, timeout or failed stream)'} and {issues} requests "
+        f"with wrong content in a 200 response{issue_note(levels)}. Throughput and median latency ({throughput}): "
+        f"from {first.clients} to {busiest.clients} clients throughput changed by "
+        f"{100 * (rate(busiest) / rate(first) - 1):+.0f}% and p50 latency by a factor of "
+        f"{median_ms(busiest.outcomes) / median_ms(first.outcomes):.1f}. RSS "
+        f"{'plateaued' if plateaued else 'did not plateau'} (see Memory). Goal (0 errors, no unbounded memory "
+        f"growth): **{'met' if met else 'not met'}**.")
     return f"""# Load
 
-Command: `.venv/bin/python benchmarks/load.py {' '.join(sys.argv[1:])}`
+Command: `{' '.join(['.venv/bin/python', 'benchmarks/load.py', *sys.argv[1:]])}`
 
 - Machine: {os.cpu_count()} cores; load average (1/5/15 min) {meta['load_start']} at the start and {meta['load_end']}
   at the end. Other processes (another benchmark, a llama.cpp server) may have been using the CPUs during the
@@ -319,12 +354,13 @@ Command: `.venv/bin/python benchmarks/load.py {' '.join(sys.argv[1:])}`
   warm-up included). Answers are cached per normalised query and mode (256 entries, `retrieve` is never cached);
   the column "cache hits" counts answers served from that cache.
 - Each level: clients send requests one after the other for {args.seconds:g} s (a request in flight at the end
-  completes and counts); req/s = requests / time until the last one completed; latencies are of successful requests.
-  Errors: a non-200 status; an exception (timeout {args.timeout:g} s); a 200 whose content is wrong (`retrieve`: no
-  documents; otherwise an LLM failure recorded in the trace or an answer without the scripted text; `stream`: no final
-  `rag_result` event, a `rag_error` event, or streamed text without the scripted answer).
-  A {args.warmup:g} s warm-up with {warmup.clients} clients ran first and is not in the tables
-  ({len(warmup.outcomes)} requests, {len(warmup.errors)} errors).
+  completes and counts); req/s = requests / time until the last one completed; latencies are of requests without an
+  error. Errors: a non-200 status, an exception (timeout {args.timeout:g} s), or a stream without its final
+  `rag_result` event or with a `rag_error` event. Wrong content (a 200, counted apart from errors): `retrieve` with
+  no documents; otherwise an LLM failure recorded in the trace or an answer without the scripted text; for `stream`
+  also streamed text chunks (all a plain OpenAI client shows) without the scripted answer. A {args.warmup:g} s
+  warm-up with {warmup.clients} clients ran first and is not in the tables ({len(warmup.outcomes)} requests,
+  {len(warmup.errors)} errors, {len(warmup.issues)} wrong content).
 
 ## Results
 

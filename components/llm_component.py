@@ -24,7 +24,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
 from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError
 
-from components.prompt_guard import PromptLeakGuard
+from components.prompt_guard import GuardedStream, PromptLeakGuard
 
 logger = logging.getLogger(__name__)
 
@@ -102,9 +102,10 @@ class LLMComponent:
             return LLMCall(None, "LLM 暂时不可用（刚才的请求已失败，稍后自动重试）", 0.0)
         json_mode = bool((generation_kwargs or {}).get("response_format"))  # structured output quotes its format
         guard = PromptLeakGuard([] if json_mode else [m.text or "" for m in messages if m.is_from(ChatRole.SYSTEM)])
+        stream = guard.stream_filter(streaming_callback) if guard.active else streaming_callback
         try:
             result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
-                                             streaming_callback=guard.stream_filter(streaming_callback))
+                                             streaming_callback=stream)
         except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
             _unavailable_until[endpoint] = time.monotonic() + cooldown_seconds()
             logger.warning("LLM unavailable: {error}", error=type(error).__name__)
@@ -114,6 +115,8 @@ class LLMComponent:
             logger.warning("LLM call failed: {error}", error=type(error).__name__)
             return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
         _unavailable_until.pop(endpoint, None)
+        if isinstance(stream, GuardedStream):
+            stream.flush()
         replies = result.get("replies") or []
         text = guard.redact(replies[0].text) if replies and replies[0].text else None
         if not text:

@@ -36,11 +36,15 @@ class PromptLeakGuard:
         self.window = window
         self._grams = {s[i:i + window] for s in secrets for i in range(len(s) - window + 1)}
 
+    @property
+    def active(self) -> bool:
+        return bool(self._grams)
+
     def leaks(self, text: str) -> bool:
         return any(text[i:i + self.window] in self._grams for i in range(len(text) - self.window + 1))
 
     def redact(self, text: str) -> str:
-        if not self._grams:
+        if not self.active:
             return text
         leaked = [False] * len(text)
         for i in range(len(text) - self.window + 1):
@@ -57,23 +61,35 @@ class PromptLeakGuard:
                 i += 1
         return "".join(out)
 
-    def stream_filter(self, callback: Callable[[Any], None] | None) -> Callable[[Any], None] | None:
-        """Wraps a streaming callback: chunks are held back `WINDOW` characters and forwarding stops for good once
-        the streamed text repeats a secret (the checked reply still arrives whole at the end)."""
-        if callback is None or not self._grams:
-            return callback
-        state = {"text": "", "sent": 0, "stopped": False}
+    def stream_filter(self, callback: Callable[[Any], None] | None) -> GuardedStream | None:
+        """Wraps a streaming callback so that no leak is ever forwarded (see `GuardedStream`)."""
+        return None if callback is None else GuardedStream(self, callback)
 
-        def forward(chunk: Any) -> None:
-            if state["stopped"] or not chunk.content:
-                return
-            state["text"] += chunk.content
-            if self.leaks(state["text"]):
-                state["stopped"] = True
-                return
-            safe_until = max(len(state["text"]) - self.window, state["sent"])
-            if safe_until > state["sent"]:
-                callback(replace(chunk, content=state["text"][state["sent"]:safe_until]))
-                state["sent"] = safe_until
 
-        return forward
+class GuardedStream:
+    """A streaming callback that forwards chunks `WINDOW` characters late and stops for good once the streamed text
+    repeats a secret; `flush()` at the end of the reply sends the held-back tail when nothing leaked."""
+
+    def __init__(self, guard: PromptLeakGuard, callback: Callable[[Any], None]) -> None:
+        self.guard, self.callback = guard, callback
+        self.text, self.sent, self.stopped = "", 0, False
+        self._last: Any = None
+
+    def _send_until(self, end: int) -> None:
+        if end > self.sent and self._last is not None:
+            self.callback(replace(self._last, content=self.text[self.sent:end]))
+            self.sent = end
+
+    def __call__(self, chunk: Any) -> None:
+        if self.stopped or not chunk.content:
+            return
+        self.text += chunk.content
+        self._last = chunk
+        if self.guard.leaks(self.text):
+            self.stopped = True
+            return
+        self._send_until(len(self.text) - self.guard.window)
+
+    def flush(self) -> None:
+        if not self.stopped:
+            self._send_until(len(self.text))

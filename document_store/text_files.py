@@ -14,6 +14,7 @@ from haystack import Document
 
 SUPPORTED_SUFFIXES = (".txt", ".md")
 MAX_FILE_BYTES = 20 * 1024 * 1024
+MAX_NAME_CHARS = 200
 
 
 class FileLoadError(ValueError):
@@ -38,6 +39,13 @@ def load_text_file(path: str | Path, *, source_name: str | None = None) -> Docum
     except OSError as error:
         raise FileLoadError(f"{path}: cannot read ({error.strerror})") from error
     return text_document(data, source_name or path.name)
+
+
+def upload_name(filename: str | None) -> str:
+    """A client-supplied file name reduced to a plain base name: no folders (``../``), no control characters."""
+    name = Path((filename or "").replace("\\", "/")).name
+    name = "".join(ch for ch in name if ch.isprintable()).strip().lstrip(".")[:MAX_NAME_CHARS]
+    return name or "upload.txt"
 
 
 def text_document(data: bytes, name: str) -> Document:

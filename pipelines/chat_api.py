@@ -22,6 +22,7 @@ from haystack import logging
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils.filters import FilterError
 
+from components.citations import UNVERIFIED_MARK
 from components.llm_component import LLMComponent
 from document_store.qdrant_store import StoreLockedError
 from document_store.statute_db import UnknownLawError
@@ -195,16 +196,26 @@ class ChatAPI:
             return
         result = outcome["result"]
         answer = result["answer"]
-        if not streamed:
-            yield answer
-        elif answer.startswith(streamed) and len(answer) > len(streamed):
-            yield answer[len(streamed):]
+        if tail := self.unsent_part(streamed, answer, result.get("unverified_citations", [])):
+            yield tail
         result["trace"]["condensed"] = condensed
         yield PipelineEvent(type="rag_result", data={
             "answer": answer, "citations": result["citations"], "unverified_citations": result.get(
                 "unverified_citations", []), "needs_human": result.get("needs_human", False),
             "situation": result.get("situation"), "mode": options["mode"],
             "scores": result.get("scores"), "trace": result["trace"]})
+
+    @staticmethod
+    def unsent_part(streamed: str, answer: str, unverified: list[str]) -> str:
+        """What a plain OpenAI client still needs after the streamed text to hold the checked answer: the rest of
+        it, and the citations that failed verification (their marks were added after the text streamed)."""
+        if answer.startswith(streamed):
+            return answer[len(streamed):]
+        plain = answer.replace(UNVERIFIED_MARK, "")
+        note = f"\n\n〔未核实的引用：{'、'.join(unverified)}〕" if unverified else ""
+        if plain.startswith(streamed):
+            return plain[len(streamed):] + note
+        return f"\n\n——核对后的回答——\n{answer}"
 
     def index(self, knowledge_base: str, laws: list[str] | None, files: list[tuple[str, bytes]]) -> dict[str, Any]:
         try:

@@ -86,25 +86,32 @@ class BodyLimitMiddleware:
             await send_json(send, 413, message)
             return
         received = 0
-        started = False
+        exceeded = started = answered = False
 
         async def limited_receive() -> Message:
-            nonlocal received
+            nonlocal received, exceeded
             incoming = await receive()
             received += len(incoming.get("body", b""))
             if received > self.max_bytes:
+                exceeded = True
                 raise BodyTooLargeError
             return incoming
 
-        async def tracking_send(outgoing: Message) -> None:
-            nonlocal started
+        async def guarded_send(outgoing: Message) -> None:
+            # the app may turn our error into its own (FastAPI answers 400 when reading a form fails): the 413 wins
+            nonlocal started, answered
+            if exceeded and not started:
+                if not answered:
+                    answered = True
+                    await send_json(send, 413, message)
+                return
             started = started or outgoing["type"] == "http.response.start"
             await send(outgoing)
 
         try:
-            await self.app(scope, limited_receive, tracking_send)
+            await self.app(scope, limited_receive, guarded_send)
         except BodyTooLargeError:
-            if not started:
+            if not started and not answered:
                 await send_json(send, 413, message)
 
 

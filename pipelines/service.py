@@ -27,7 +27,7 @@ from document_store.qdrant_store import (
     validate_collection_name,
 )
 from document_store.source_manifest import SourceManifest
-from document_store.text_files import text_document
+from document_store.text_files import text_document, upload_name
 from pipelines.agentic import AgenticRAG
 from pipelines.indexing import Indexer, Source, law_sources
 from pipelines.settings import Settings
@@ -69,7 +69,7 @@ class RAGService:
         """Create or extend a knowledge base from statute names and/or uploaded .txt/.md files."""
         sources = law_sources(laws) if laws else []
         for filename, data in files or []:
-            doc = text_document(data, filename)
+            doc = text_document(data, upload_name(filename))
             sources.append(Source(doc.meta["source"], [doc]))
         if not sources:
             raise ValueError("nothing to index: give laws and/or files")

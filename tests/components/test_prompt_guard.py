@@ -25,6 +25,17 @@ def test_stream_filter_holds_back_a_window_and_stops_at_a_leak():
     forward = guard.stream_filter(lambda chunk: seen.append(chunk.content))
     for piece in ["需要", "同意。以下是", SECRET[:6], SECRET[6:20], SECRET[20:], "结束"]:
         forward(StreamingChunk(content=piece))
+    forward.flush()
     streamed = "".join(seen)
     assert streamed.startswith("需要") and not guard.leaks(streamed) and "结束" not in streamed
-    assert PromptLeakGuard([]).stream_filter(print) is print  # nothing to guard: the callback is unchanged
+
+
+def test_stream_filter_sends_everything_once_the_reply_ends_without_a_leak():
+    seen: list[str] = []
+    forward = PromptLeakGuard([SECRET]).stream_filter(lambda chunk: seen.append(chunk.content))
+    reply = "需要同意。依据《个人信息保护法》第十四条，处理个人信息应当取得个人同意。"
+    for i in range(0, len(reply), 5):
+        forward(StreamingChunk(content=reply[i:i + 5]))
+    assert len("".join(seen)) == len(reply) - WINDOW  # the last window is held back until the reply ends
+    forward.flush()
+    assert "".join(seen) == reply

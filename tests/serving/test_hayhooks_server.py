@@ -89,6 +89,17 @@ def test_openai_client_non_streaming_and_streaming(server):
     assert "第十四条" in text
 
 
+def test_streamed_text_is_complete_when_a_citation_fails_verification(server):
+    client = openai.OpenAI(base_url=f"{server['base']}/v1", api_key="unused")
+    question = [{"role": "user", "content": "将英烈姓名用于商业用途，是否构成侵害其名誉权？"}]  # 第十四条 is not retrieved
+    full = client.chat.completions.create(model="agentic_rag", messages=question).choices[0].message.content
+    assert "第十四条〔未核实〕" in full and "参考法条" in full
+    stream = client.chat.completions.create(model="agentic_rag", stream=True, messages=question,
+                                            extra_body={"top_k": 9})  # another cache key: really streamed
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert text.startswith(full.replace("〔未核实〕", "")) and text.endswith("〔未核实的引用：《中华人民共和国个人信息保护法》第十四条〕")
+
+
 def test_stream_ends_with_citations_and_trace_and_follow_up_is_condensed(server):
     messages = [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": "需要同意。"},
                 {"role": "user", "content": "那第十四条呢？"}]
