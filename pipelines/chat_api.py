@@ -18,9 +18,10 @@ from typing import Any
 
 from fastapi import HTTPException
 from hayhooks.events import PipelineEvent
-from haystack import logging
+from haystack import Document, logging
+from haystack.core.errors import PipelineRuntimeError
 from haystack.dataclasses import ChatMessage, StreamingChunk
-from haystack.utils.filters import FilterError
+from haystack.utils.filters import FilterError, document_matches_filter
 
 from components.citations import UNVERIFIED_MARK
 from components.llm_component import LLMComponent
@@ -53,6 +54,10 @@ def validate_filters(filters: Any) -> dict[str, Any] | None:
     if not isinstance(filters, dict) or not ({"field", "operator"} <= filters.keys() or
                                              {"operator", "conditions"} <= filters.keys()):
         raise bad_request("filters must be a Haystack filter: {field, operator, value} or {operator, conditions}")
+    try:  # a dry run finds unknown operators and malformed conditions before any retriever does
+        document_matches_filter(filters, Document(content=""))
+    except (FilterError, TypeError, AttributeError, KeyError) as error:
+        raise bad_request(f"invalid filters: {error}") from error
     return filters
 
 
@@ -131,6 +136,9 @@ class ChatAPI:
             raise bad_request(str(error), 503) from error
         except CLIENT_ERRORS as error:
             raise bad_request(str(error)) from error
+        except PipelineRuntimeError as error:  # a bug or a broken dependency: logged here, no internals to the client
+            logger.exception("pipeline failed in component {name}", name=error.component_name)
+            raise bad_request(f"内部错误（{error.component_name}），请稍后重试；详情见服务器日志", 500) from error
 
     def _chat_request(self, messages: list[dict], body: dict) -> tuple[str, dict[str, Any], dict[str, Any]]:
         if not messages or not any(m.get("role") == "user" and str(m.get("content", "")).strip() for m in messages):

@@ -114,18 +114,36 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
     from pipelines.agentic import AgenticRAG
 
     query = validate_query(args.query)
-    rag = AgenticRAG.from_settings(settings, args.collection)
-    try:
-        if rag.store.count_documents() == 0:
-            raise ValueError(f"the knowledge base '{rag.store.index}' is empty; run `python -m pipelines index` first")
-        _warn_incomplete(SourceManifest(rag.store))
-        result = rag.ask(query, mode=args.mode)
-    finally:
-        rag.close()
+    if args.pipeline:
+        result = _ask_yaml(Path(args.pipeline), query)
+    else:
+        rag = AgenticRAG.from_settings(settings, args.collection)
+        try:
+            if rag.store.count_documents() == 0:
+                raise ValueError(f"the knowledge base '{rag.store.index}' is empty; run `python -m pipelines index` "
+                                 "first")
+            _warn_incomplete(SourceManifest(rag.store))
+            result = rag.ask(query, mode=args.mode)
+        finally:
+            rag.close()
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
     else:
         print_result(result)
+
+
+def _ask_yaml(path: Path, query: str) -> dict:
+    from pipelines.agentic import answer_with
+    from pipelines.yaml_export import load_query_pipeline
+
+    pipeline, mode = load_query_pipeline(path)
+    try:
+        return answer_with(pipeline, mode, query)
+    finally:
+        for name in ("bm25", "dense"):
+            store = getattr(pipeline.get_component(name), "document_store", None)
+            if store is not None:
+                store.close()
 
 
 def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
@@ -207,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--mode", choices=["agentic", "rag"], default="agentic")
     ask.add_argument("--json", action="store_true", help="the whole result, trace included, as JSON")
     ask.add_argument("--collection")
+    ask.add_argument("--pipeline", help="run a query pipeline YAML instead (e.g. yaml_pipelines/agentic.yaml)")
     sub.add_parser("laws", help="list the laws of the statute database")
     sub.add_parser("export-yaml", help="regenerate yaml_pipelines/ from the builders")
     serve = sub.add_parser("serve", help="serve the REST and OpenAI-compatible API (Hayhooks)")

@@ -1,4 +1,5 @@
-"""The pipelines as YAML (``yaml_pipelines/``), generated from the builder functions with default settings.
+"""The pipelines as YAML (``yaml_pipelines/``), generated from the builder functions with default settings, and
+`load_query_pipeline` for running a (possibly edited) query pipeline file with clear errors.
 
 Loading needs the project's modules allowed::
 
@@ -12,6 +13,9 @@ Regenerate with ``python -m pipelines export-yaml``.
 from __future__ import annotations
 
 from pathlib import Path
+
+from haystack import Pipeline
+from haystack.core.errors import DeserializationError, PipelineError
 
 from document_store.qdrant_store import open_document_store
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
@@ -40,3 +44,27 @@ def export_yaml(directory: Path = YAML_DIR) -> list[Path]:
         (directory / name).write_text(text, encoding="utf-8")
         written.append(directory / name)
     return written
+
+
+class PipelineFileError(ValueError):
+    """A pipeline YAML that cannot be read, parsed (YAML is parsed safely: no Python tags) or used."""
+
+
+def load_query_pipeline(path: Path) -> tuple[Pipeline, str]:
+    """Load a query pipeline YAML; returns it warmed up with its mode ("agentic" or "rag")."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise PipelineFileError(f"{path}: cannot read the pipeline file ({error.__class__.__name__})") from error
+    try:
+        pipeline = Pipeline.loads(text, allowed_modules=ALLOWED_MODULES)
+    except (DeserializationError, PipelineError, ValueError, TypeError, KeyError) as error:
+        reason = (str(error).strip().splitlines() or [error.__class__.__name__])[0][:200]
+        raise PipelineFileError(f"{path}: not a loadable pipeline: {reason}") from error
+    components = set(pipeline.graph.nodes)
+    mode = "agentic" if {"router", "rewriter", "judge"} <= components else "rag" if "state" in components else ""
+    if not mode or "finalizer" not in components:
+        raise PipelineFileError(f"{path}: not a query pipeline (expected the components of "
+                                f"yaml_pipelines/agentic.yaml or rag.yaml, got {sorted(components)})")
+    pipeline.warm_up()
+    return pipeline, mode

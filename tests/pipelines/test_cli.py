@@ -68,3 +68,31 @@ def test_index_search_stats_round_trip(settings, capsys, tmp_path):
 def test_top_k_out_of_range(settings, capsys):
     code, _, err = run_cli(capsys, "search", "个人信息", "--top-k", "0")
     assert code == 2 and "--top-k" in err
+
+
+QUERY = "公司收集我的个人信息需要我同意吗"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("components: [\n  - oops", "not a loadable pipeline"),
+     ("components:\n  x:\n    type: no.such.Component\n    init_parameters: {}\nconnections: []\n",
+      "not a loadable pipeline"),
+     ("components: {}\nconnections: []\n", "not a query pipeline")],
+)
+def test_malformed_or_unknown_yaml_pipeline_is_a_one_line_error(settings, capsys, tmp_path, text, message):
+    (tmp_path / "p.yaml").write_text(text, encoding="utf-8")
+    code, _, err = run_cli(capsys, "ask", QUERY, "--pipeline", str(tmp_path / "p.yaml"))
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_yaml_pipeline_is_never_loaded_unsafely(settings, capsys, tmp_path):
+    marker = tmp_path / "pwned"
+    (tmp_path / "evil.yaml").write_text(f'components: !!python/object/apply:os.system ["touch {marker}"]\n',
+                                        encoding="utf-8")
+    code, _, err = run_cli(capsys, "ask", QUERY, "--pipeline", str(tmp_path / "evil.yaml"))
+    assert code == 2 and "not a loadable pipeline" in err and not marker.exists()
+    code, _, err = run_cli(capsys, "ask", QUERY, "--pipeline", str(tmp_path / "missing.yaml"))
+    assert code == 2 and "cannot read" in err
+    code, _, err = run_cli(capsys, "ask", QUERY, "--pipeline", "yaml_pipelines/indexing.yaml")
+    assert code == 2 and "not a query pipeline" in err

@@ -1,5 +1,6 @@
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,27 @@ def test_store_persists_across_processes_and_a_locked_path_is_reported(settings,
         assert "Traceback" not in locked.stderr
     finally:
         store.close()
+
+
+def test_a_killed_indexing_process_leaves_a_usable_store_and_the_rerun_completes(settings):
+    laws = ["中华人民共和国食品安全法", "中华人民共和国药品管理法"]
+    expected = sum(len(source.documents) for source in law_sources(laws))
+    command = [sys.executable, "-m", "pipelines", "index", "--laws", *laws]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE)  # env: the settings fixture's DATA_DIR
+    assert process.stderr is not None
+    seen = b""
+    while b"indexing:" not in seen:  # the progress bar has started: models loaded, articles being embedded
+        seen += process.stderr.read(1) or b"indexing:"
+    time.sleep(2)
+    process.kill()  # SIGKILL: no cleanup code runs
+    process.wait(timeout=30)
+    store = open_document_store(settings)  # the lock died with the process; the store opens
+    partial = store.count_documents()
+    assert partial < expected
+    store.close()
+    rerun = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    store = open_document_store(settings)
+    assert store.count_documents() == expected
+    assert SourceManifest(store).incomplete() == []
+    store.close()

@@ -77,6 +77,17 @@ def test_bad_input_is_a_400_with_a_message(server):
     assert response.status_code == 400 and "mode" in response.json()["detail"]
     response = run(server, {"query": QUESTION, "knowledge_base": "nope"})
     assert response.status_code == 404
+    response = run(server, {"query": "问" * 100_000, "mode": "retrieve"})
+    assert response.status_code == 400 and "limit is 2000" in response.json()["detail"]
+    for top_k in (0, 51, -3, "many"):
+        response = run(server, {"query": QUESTION, "mode": "retrieve", "top_k": top_k})
+        assert response.status_code in (400, 422) and "top_k" in json.dumps(response.json()), top_k
+    for filters in ({"field": "meta.law"}, {"field": "meta.law", "operator": "~~", "value": 1}, "law=民法典"):
+        response = run(server, {"query": QUESTION, "mode": "retrieve", "filters": filters})
+        assert response.status_code in (400, 422) and response.json()["detail"], filters
+    chat = httpx.post(f"{server['base']}/v1/chat/completions", timeout=30, json={
+        "model": "agentic_rag", "messages": [{"role": "system", "content": "你是助手"}]})
+    assert chat.status_code == 400 and "no user message" in chat.json()["detail"]
 
 
 def test_openai_client_non_streaming_and_streaming(server):
