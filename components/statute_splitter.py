@@ -22,11 +22,19 @@ from components.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int
 
 logger = logging.getLogger(__name__)
 
-_NUM = rf"[{CN_NUMERAL_CHARS}0-9]+"
+_NUM = rf"(?:[{CN_NUMERAL_CHARS}]+|[0-9]{{1,6}})"  # Chinese or Arabic, not mixed; no absurdly long numbers
 ARTICLE_RE = re.compile(rf"^\s*(第({_NUM})条(?:之([{CN_NUMERAL_CHARS}]+))?)(?:[\s　:：、.．]+|(?=\S))(.*)$")
 CHAPTER_RE = re.compile(rf"^\s*(第{_NUM}[编分]?章)(?:[\s　]+(.*))?$")
 SECTION_RE = re.compile(rf"^\s*(第{_NUM}节)(?:[\s　]+(.*))?$")
 SENTENCE_END_RE = re.compile(r"(?<=[。！？；!?;])")
+
+
+def _article_number(match: re.Match[str]) -> tuple[int, int]:
+    """(article, 之 suffix) of an article marker; (0, 0) — never a new article — when it is not a real number."""
+    try:
+        return cn_to_int(match.group(2)), cn_to_int(match.group(3)) if match.group(3) else 0
+    except ValueError:
+        return 0, 0
 
 
 def document_id(source: str, key: str) -> str:
@@ -117,12 +125,10 @@ class StatuteSplitter:
                 section = _heading(match)
                 continue
             match = ARTICLE_RE.match(line)
-            if match:
-                number = (cn_to_int(match.group(2)), cn_to_int(match.group(3)) if match.group(3) else 0)
-                if number > last_number:
-                    last_number = number
-                    articles.append(_Article(match.group(1).replace(" ", ""), chapter, section, [match.group(4)]))
-                    continue
+            if match and (number := _article_number(match)) > last_number:
+                last_number = number
+                articles.append(_Article(match.group(1).replace(" ", ""), chapter, section, [match.group(4)]))
+                continue
             if articles:
                 articles[-1].lines.append(line)
         return articles

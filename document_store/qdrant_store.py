@@ -34,7 +34,7 @@ class StoreLockedError(RuntimeError):
 
 def validate_collection_name(name: str) -> str:
     """Knowledge-base names become Qdrant collection names: letters, digits, ``_`` and ``-`` only."""
-    if not COLLECTION_NAME_RE.match(name) or name.endswith("__sources"):
+    if not isinstance(name, str) or not COLLECTION_NAME_RE.fullmatch(name) or name.endswith("__sources"):
         raise ValueError(
             f"Invalid knowledge base name {name!r}: use 1-64 letters, digits, '_' or '-' (not ending in '__sources')"
         )
@@ -96,7 +96,7 @@ def list_collections(settings: Settings) -> list[str]:
     if not settings.qdrant_path.is_dir():
         return []
     return sorted(p.name for p in settings.qdrant_path.iterdir()
-                  if p.is_dir() and COLLECTION_NAME_RE.match(p.name) and (p / "collection" / p.name).is_dir())
+                  if p.is_dir() and COLLECTION_NAME_RE.fullmatch(p.name) and (p / "collection" / p.name).is_dir())
 
 
 def _connect(store: QdrantDocumentStore) -> None:

@@ -35,6 +35,7 @@ from pipelines.validation import MAX_QUERY_CHARS, validate_query
 logger = logging.getLogger(__name__)
 
 MODES = ("agentic", "rag", "agent", "retrieve")
+CHAT_MODES = ("agentic", "rag", "agent")  # a chat reply needs an answer: "retrieve" is for /agentic_rag/run
 MAX_TOP_K = 50
 FOLLOW_UP_RE = re.compile(r"^(那|那么|这|这个|那个|它|其|如果|要是|还有|另外|违反|第.{1,8}条)|呢[？?]?$")
 CONDENSE_SYSTEM = (
@@ -59,6 +60,22 @@ def validate_filters(filters: Any) -> dict[str, Any] | None:
     except (FilterError, TypeError, AttributeError, KeyError) as error:
         raise bad_request(f"invalid filters: {error}") from error
     return filters
+
+
+def normalise_messages(messages: Any) -> list[dict[str, str]]:
+    """OpenAI chat messages as {role, content} with text content (content parts joined); anything else is a 400."""
+    if not isinstance(messages, list):
+        raise bad_request("messages must be a list of {role, content} objects")
+    out = []
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):  # [{"type": "text", "text": "..."}]
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+        if role not in ("system", "user", "assistant", "tool") or not isinstance(content, str | None):
+            raise bad_request(f"messages[{i}] must have a role (system/user/assistant/tool) and text content")
+        out.append({"role": role, "content": content or ""})
+    return out
 
 
 class Condenser(LLMComponent):
@@ -137,18 +154,24 @@ class ChatAPI:
         except CLIENT_ERRORS as error:
             raise bad_request(str(error)) from error
         except PipelineRuntimeError as error:  # a bug or a broken dependency: logged here, no internals to the client
-            logger.exception("pipeline failed in component {name}", name=error.component_name)
+            if isinstance(error.__cause__, FilterError):
+                raise bad_request(f"invalid filters: {error.__cause__}") from error
+            logger.exception("pipeline failed in component {component}", component=error.component_name)
             raise bad_request(f"内部错误（{error.component_name}），请稍后重试；详情见服务器日志", 500) from error
 
     def _chat_request(self, messages: list[dict], body: dict) -> tuple[str, dict[str, Any], dict[str, Any]]:
-        if not messages or not any(m.get("role") == "user" and str(m.get("content", "")).strip() for m in messages):
+        history = normalise_messages(messages)
+        if not any(m["role"] == "user" and m["content"].strip() for m in history):
             raise bad_request("the chat request has no user message")
-        last = max(i for i, m in enumerate(messages) if m.get("role") == "user")
-        question = str(messages[last].get("content", ""))
+        last = max(i for i, m in enumerate(history) if m["role"] == "user")
         options = {"mode": body.get("mode", "agentic"), "knowledge_base": body.get("knowledge_base"),
                    "top_k": body.get("top_k", 10), "filters": body.get("filters")}
         try:  # bad input and an unknown knowledge base are HTTP errors before any streaming starts
-            self._checked(question, options["mode"], options["top_k"], options["filters"])
+            if options["mode"] not in CHAT_MODES:
+                raise ValueError(f"chat mode must be one of {CHAT_MODES}, got {options['mode']!r}")
+            self._checked(history[last]["content"], options["mode"], options["top_k"], options["filters"])
+            if options["knowledge_base"] is not None and not isinstance(options["knowledge_base"], str):
+                raise ValueError("knowledge_base must be a string")
             self.service.rag(options["knowledge_base"])
         except UnknownKnowledgeBaseError as error:
             raise bad_request(str(error), 404) from error
@@ -156,7 +179,7 @@ class ChatAPI:
             raise bad_request(str(error), 503) from error
         except CLIENT_ERRORS as error:
             raise bad_request(str(error)) from error
-        standalone, info = self.condenser.condense(messages[:last], question)
+        standalone, info = self.condenser.condense(history[:last], history[last]["content"])
         return standalone, info, options
 
     def chat(self, messages: list[dict], body: dict) -> str | Generator[Any, None, None]:

@@ -64,7 +64,7 @@ class SourceResult:
 def law_sources(names: list[str], db: StatuteDB | None = None) -> list[Source]:
     """Sources for laws from the statute database (``["all"]`` = every current law)."""
     db = db or StatuteDB()
-    return [Source(f"law:{name}", db.articles(name)) for name in db.resolve(names)]
+    return [Source(f"law:{name}", db.articles(name)) for name in dict.fromkeys(db.resolve(names))]
 
 
 def file_sources(paths: Iterable[str]) -> list[Source]:
@@ -123,7 +123,11 @@ class Indexer:
         return None
 
     def index(self, sources: list[Source], progress: bool = True) -> list[SourceResult]:
-        """Index every source; returns what happened to each one."""
+        """Index every source; returns what happened to each one. Two sources with one name (e.g. two uploads
+        called a.txt) would overwrite each other's articles: that is refused with a `ValueError`."""
+        names = [source.name for source in sources]
+        if duplicates := sorted({name for name in names if names.count(name) > 1}):
+            raise ValueError(f"the same source given twice in one request: {', '.join(duplicates)}; rename one")
         counts = self._source_counts()
         results: list[SourceResult] = []
         pending: list[tuple[Source, str]] = []

@@ -21,15 +21,21 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
-from fastapi.responses import RedirectResponse
+from fastapi import FastAPI, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 ROOT = Path(__file__).resolve().parent.parent
 UI_DIR = ROOT / "ui"
 DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
 PUBLIC_PATHS = ("/status", "/ui/", "/favicon.ico")
-BLOCKED_PREFIXES = ("/deploy", "/undeploy", "/draw")
+# Hayhooks routes this server does not offer: runtime deployment (a client could upload and run Python or YAML),
+# /draw (calls an outside rendering service), the OpenAI responses and files APIs (not implemented here: 501).
+BLOCKED_PREFIXES = ("/deploy", "/undeploy", "/draw", "/responses", "/v1/responses", "/files", "/v1/files")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -129,16 +135,32 @@ def configure_hayhooks() -> None:
     settings.cors_allow_origins = [o.strip() for o in os.environ.get("CORS_ALLOW_ORIGINS", "").split(",") if o.strip()]
 
 
-def route_paths(route: Any) -> list[str]:
-    inner = getattr(route, "original_router", None)
-    return [getattr(r, "path", "") for r in inner.routes] if inner is not None else [getattr(route, "path", "")]
+def prune_routes(routes: list[Any]) -> None:
+    """Remove, in place and inside included routers, every route whose path starts with `BLOCKED_PREFIXES`."""
+    routes[:] = [r for r in routes if not str(getattr(r, "path", None) or "").startswith(BLOCKED_PREFIXES)]
+    for route in routes:
+        if (inner := getattr(route, "original_router", None)) is not None:
+            prune_routes(inner.routes)
 
 
-def drop_runtime_deployment_routes(app: FastAPI) -> None:
-    """Remove Hayhooks' /deploy-yaml, /deploy_files, /undeploy (a client could upload and run Python or YAML) and
-    /draw (calls an outside rendering service): this server serves the deployments in ``serving/`` only."""
-    app.router.routes[:] = [r for r in app.router.routes
-                            if not any(p.startswith(BLOCKED_PREFIXES) for p in route_paths(r))]
+async def validation_error(request: Request, error: Exception) -> JSONResponse:
+    """422 with the field errors; a body that is not text (FastAPI's own handler fails on it with a 500) is shown
+    decoded with replacement characters."""
+    assert isinstance(error, RequestValidationError)
+    errors = [{key: (value.decode("utf-8", "replace")[:200] if isinstance(value, bytes) else value)
+               for key, value in item.items() if key in ("loc", "msg", "type", "input")} for item in error.errors()]
+    return JSONResponse({"detail": jsonable_encoder(errors, custom_encoder={bytes: lambda b: b.decode("utf-8", "replace")})},
+                        status_code=422)
+
+
+async def http_error(request: Request, error: Exception) -> Response:
+    """Hayhooks answers a chat request for a deployment without chat support with 501: for a client that is an
+    unknown model (404)."""
+    assert isinstance(error, StarletteHTTPException)
+    if error.status_code == 501:
+        return JSONResponse({"detail": f"{error.detail}: the chat model of this server is 'agentic_rag'"},
+                            status_code=404)
+    return await http_exception_handler(request, error)
 
 
 def create_server_app() -> FastAPI:
@@ -147,13 +169,15 @@ def create_server_app() -> FastAPI:
     from hayhooks import create_app
 
     app = create_app()
-    drop_runtime_deployment_routes(app)
+    prune_routes(app.router.routes)
     app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:
         return RedirectResponse("/ui/")
 
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
     max_bytes = int(os.environ.get("MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES))
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_bytes)
     if api_key := os.environ.get("API_KEY", ""):
