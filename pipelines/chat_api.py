@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 MODES = ("agentic", "rag", "agent", "retrieve")
 CHAT_MODES = ("agentic", "rag", "agent")  # a chat reply needs an answer: "retrieve" is for /agentic_rag/run
 MAX_TOP_K = 50
+CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 FOLLOW_UP_RE = re.compile(r"^(那|那么|这|这个|那个|它|其|如果|要是|还有|另外|违反|第.{1,8}条)|呢[？?]?$")
 CONDENSE_SYSTEM = (
     "根据对话历史，把用户最后的问题改写成一个不依赖上下文、完整独立的中文问题（补全省略的法律名称、主体和事项）。"
@@ -90,10 +91,11 @@ class Condenser(LLMComponent):
                           ChatMessage.from_user(f"对话历史：\n{transcript}\n\n最后的问题：{question}")],
                          {"temperature": 0, "max_tokens": 120})
         standalone = (call.text or "").strip().splitlines()[0].strip() if call.text else ""
-        if call.error or not standalone:  # fall back to keeping the previous question's topic
+        usable = len(CJK_RE.findall(standalone)) >= 2 and len(standalone) <= 4 * len(question) + 200
+        if call.error or not usable:  # fall back to keeping the previous question's topic
             standalone = f"{users[-1]}；{question}"
         return standalone[:MAX_QUERY_CHARS], {"condensed": True, "from": question, "standalone": standalone,
-                                              "by": "rule" if call.error else "llm"}
+                                              "by": "llm" if usable and not call.error else "rule"}
 
 
 class ChatAPI:
