@@ -29,6 +29,7 @@ class Rule:
     status: int = 200
     delay: float = 0.0
     top_logprobs: list[tuple[str, float]] | None = None
+    chunk_delay: float = 0.0
 
 
 class ScriptedOpenAIServer:
@@ -51,10 +52,12 @@ class ScriptedOpenAIServer:
         status: int = 200,
         delay: float = 0.0,
         top_logprobs: list[tuple[str, float]] | None = None,
+        chunk_delay: float = 0.0,
     ) -> None:
         """Answer requests whose messages contain ``match`` (a list of replies is used in turn, the last one
-        repeating); ``top_logprobs`` are sent for the first token."""
-        self.rules.append(Rule(match, reply, status, delay, top_logprobs))
+        repeating); ``top_logprobs`` are sent for the first token; a streamed reply waits ``chunk_delay`` seconds
+        between its 8-character chunks."""
+        self.rules.append(Rule(match, reply, status, delay, top_logprobs, chunk_delay))
 
     def __enter__(self) -> Self:
         self._thread.start()
@@ -93,7 +96,7 @@ class ScriptedOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, body: dict[str, Any], reply: str) -> None:
+            def _stream(self, body: dict[str, Any], reply: str, chunk_delay: float) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
@@ -104,6 +107,8 @@ class ScriptedOpenAIServer:
                              "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece} if i == 0
                                           else {"content": piece}, "finish_reason": None}]}
                     self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+                    self.wfile.flush()
+                    time.sleep(chunk_delay)
                 end = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": int(time.time()),
                        "model": body.get("model", "scripted"),
                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
@@ -122,7 +127,7 @@ class ScriptedOpenAIServer:
                     self._send(rule.status, {"error": {"message": reply, "type": "server_error"}})
                     return
                 if body.get("stream"):
-                    self._stream(body, reply)
+                    self._stream(body, reply, rule.chunk_delay)
                     return
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                           "message": {"role": "assistant", "content": reply}}

@@ -43,7 +43,7 @@ def server(tmp_path_factory, e5_model):
                                          '"keywords": ["个人信息", "同意"]}')
         llm.add_rule("法律检索质量评估员", '{"reasoning": "条文直接回答了问题", "relevance": 9, "completeness": 8, '
                                       '"accuracy": 9, "coverage": 8, "missing": ""}')
-        llm.add_rule("严谨的中国法律咨询助手", ANSWER)
+        llm.add_rule("严谨的中国法律咨询助手", ANSWER, chunk_delay=0.05)  # streamed over ~1.5 s
         with ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app:
             yield {"base": app.base_url, "llm": llm}
 
@@ -87,8 +87,15 @@ def test_agentic_answer_streams_with_live_steps_and_a_clickable_citation(page, s
     page.evaluate("""() => new MutationObserver(records => records.forEach(r => r.addedNodes.forEach(n => {
         if (n.dataset && n.dataset.stage) window.recordStep(n.dataset.stage); })))
         .observe(document.querySelector('#messages'), {childList: true, subtree: true})""")
+    page.evaluate("""() => { window.answerLengths = [];
+        new MutationObserver(() => { const a = document.querySelector('.msg.assistant:last-child .answer');
+            if (a) window.answerLengths.push(a.textContent.length); })
+        .observe(document.querySelector('#messages'), {childList: true, subtree: true, characterData: true}); }""")
     message = ask(page, QUESTION)
-    assert "基于个人同意处理个人信息" in message.locator(".answer").inner_text()
+    final = message.locator(".answer").inner_text()
+    assert "基于个人同意处理个人信息" in final
+    partial = {n for n in page.evaluate("window.answerLengths") if 0 < n < len(ANSWER) - 20}
+    assert len(partial) >= 3  # the answer grew on the page while it streamed
     stages = [li.get_attribute("data-stage") for li in message.locator(".trace li").all()]
     assert stages[0] == "route" and "rewrite" in stages and "judge" in stages and stages[-1] == "answer"
     assert {"retrieve", "fuse", "decision", "evidence"} <= set(stages)
