@@ -13,7 +13,8 @@ from __future__ import annotations
 import queue
 import re
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import HTTPException
@@ -48,6 +49,25 @@ CLIENT_ERRORS = (ValueError, UnknownLawError, FileLoadError, UnknownKnowledgeBas
 
 def bad_request(message: str, status: int = 400) -> HTTPException:
     return HTTPException(status_code=status, detail=message)
+
+
+@contextmanager
+def http_errors() -> Iterator[None]:
+    """Maps what the service raises to HTTP errors: bad input 400, unknown knowledge base 404, locked store 503,
+    a pipeline failure a 500 that names the stage (details in the server log, none to the client)."""
+    try:
+        yield
+    except UnknownKnowledgeBaseError as error:
+        raise bad_request(str(error), 404) from error
+    except StoreLockedError as error:
+        raise bad_request(str(error), 503) from error
+    except CLIENT_ERRORS as error:
+        raise bad_request(str(error)) from error
+    except PipelineRuntimeError as error:
+        if isinstance(error.__cause__, FilterError):
+            raise bad_request(f"invalid filters: {error.__cause__}") from error
+        logger.exception("pipeline failed in component {component}", component=error.component_name)
+        raise bad_request(f"内部错误（{error.component_name}），请稍后重试；详情见服务器日志", 500) from error
 
 
 def validate_filters(filters: Any) -> dict[str, Any] | None:
@@ -137,7 +157,7 @@ class ChatAPI:
     def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
             knowledge_base: str | None = None, streaming_callback: Any = None,
             on_step: Any = None) -> dict[str, Any]:
-        try:
+        with http_errors():
             query, top_k, filters = self._checked(query, mode, top_k, filters)
             if mode == "retrieve":
                 return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k)
@@ -147,19 +167,6 @@ class ChatAPI:
                 return result
             return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
                                     top_k=top_k, streaming_callback=streaming_callback, on_step=on_step)
-        except HTTPException:
-            raise
-        except UnknownKnowledgeBaseError as error:
-            raise bad_request(str(error), 404) from error
-        except StoreLockedError as error:
-            raise bad_request(str(error), 503) from error
-        except CLIENT_ERRORS as error:
-            raise bad_request(str(error)) from error
-        except PipelineRuntimeError as error:  # a bug or a broken dependency: logged here, no internals to the client
-            if isinstance(error.__cause__, FilterError):
-                raise bad_request(f"invalid filters: {error.__cause__}") from error
-            logger.exception("pipeline failed in component {component}", component=error.component_name)
-            raise bad_request(f"内部错误（{error.component_name}），请稍后重试；详情见服务器日志", 500) from error
 
     def _chat_request(self, messages: list[dict], body: dict) -> tuple[str, dict[str, Any], dict[str, Any]]:
         history = normalise_messages(messages)
@@ -168,19 +175,13 @@ class ChatAPI:
         last = max(i for i, m in enumerate(history) if m["role"] == "user")
         options = {"mode": body.get("mode", "agentic"), "knowledge_base": body.get("knowledge_base"),
                    "top_k": body.get("top_k", 10), "filters": body.get("filters")}
-        try:  # bad input and an unknown knowledge base are HTTP errors before any streaming starts
+        with http_errors():  # bad input and an unknown knowledge base are HTTP errors before any streaming starts
             if options["mode"] not in CHAT_MODES:
                 raise ValueError(f"chat mode must be one of {CHAT_MODES}, got {options['mode']!r}")
             self._checked(history[last]["content"], options["mode"], options["top_k"], options["filters"])
             if options["knowledge_base"] is not None and not isinstance(options["knowledge_base"], str):
                 raise ValueError("knowledge_base must be a string")
             self.service.rag(options["knowledge_base"])
-        except UnknownKnowledgeBaseError as error:
-            raise bad_request(str(error), 404) from error
-        except StoreLockedError as error:
-            raise bad_request(str(error), 503) from error
-        except CLIENT_ERRORS as error:
-            raise bad_request(str(error)) from error
         standalone, info = self.condenser.condense(history[:last], history[last]["content"])
         return standalone, info, options
 
@@ -251,16 +252,12 @@ class ChatAPI:
         return f"\n\n——核对后的回答——\n{answer}"
 
     def index(self, knowledge_base: str, laws: list[str] | None, files: list[tuple[str, bytes]]) -> dict[str, Any]:
-        try:
+        with http_errors():
             results = self.service.index(knowledge_base, laws=laws, files=files)
-        except StoreLockedError as error:
-            raise bad_request(str(error), 503) from error
-        except CLIENT_ERRORS as error:
-            raise bad_request(str(error)) from error
         return {"knowledge_base": knowledge_base, "results": results}
 
     def manage(self, action: str, name: str | None) -> dict[str, Any]:
-        try:
+        with http_errors():
             if action == "list":
                 return {"knowledge_bases": self.service.knowledge_bases(), "default": self.service.settings.collection}
             if action == "delete":
@@ -271,7 +268,3 @@ class ChatAPI:
                     self._agents.pop(name, None)
                 return {"deleted": name}
             raise ValueError(f"action must be 'list' or 'delete', got {action!r}")
-        except UnknownKnowledgeBaseError as error:
-            raise bad_request(str(error), 404) from error
-        except CLIENT_ERRORS as error:
-            raise bad_request(str(error)) from error

@@ -6,7 +6,6 @@ from document_store.qdrant_store import open_document_store
 from pipelines.agentic import AgenticRAG
 from pipelines.indexing import Indexer, law_sources
 from pipelines.settings import Settings
-from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.serpapi_server import ScriptedSerpAPIServer
 
 QUESTION = "公司收集我的个人信息需要我同意吗"
@@ -32,17 +31,6 @@ def pipl_store(tmp_path_factory, e5_model):
     Indexer(store, settings).index(law_sources([PIPL]), progress=False)
     yield store
     store.close()
-
-
-@pytest.fixture
-def llm(monkeypatch, tmp_path):
-    with ScriptedOpenAIServer(default="好的") as server:
-        for name in ("DEEPSEEK_API_KEY", "SERPAPI_API_KEY", "SERPAPI_BASE_URL", "LLM_LIGHT_MODEL"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("LLM_BASE_URL", server.base_url)
-        monkeypatch.setenv("LLM_TIMEOUT", "2")
-        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
-        yield server
 
 
 @pytest.fixture

@@ -8,11 +8,8 @@ import httpx
 import openai
 import pytest
 
-from document_store.qdrant_store import open_document_store
-from pipelines.indexing import Indexer, law_sources
 from pipelines.server_process import DEPLOYMENTS, ServerProcess
-from pipelines.settings import Settings
-from tests.support.app_server import server_env
+from tests.support.app_server import index_laws, server_env
 from tests.support.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
 
 PIPL = "中华人民共和国个人信息保护法"
@@ -22,10 +19,7 @@ QUESTION = "公司收集我的个人信息需要我同意吗"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, e5_model):
     data = tmp_path_factory.mktemp("serve") / "data"
-    settings = Settings(qdrant_path=data / "qdrant", embedding_model=str(e5_model))
-    store = open_document_store(settings)
-    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
-    store.close()
+    index_laws(data, e5_model, [PIPL])
     with ScriptedOpenAIServer(default="好的") as llm:
         llm.add_rule("你是中国法律检索专家", '{"variants": ["处理个人信息应当取得个人同意"], "keywords": ["同意"]}')
         llm.add_rule("法律检索质量评估员",

@@ -7,12 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from document_store.qdrant_store import open_document_store
 from pipelines.cli import build_parser
-from pipelines.indexing import Indexer, law_sources
 from pipelines.server_process import ServerProcess
-from pipelines.settings import Settings
-from tests.support.app_server import server_env
+from tests.support.app_server import index_laws, server_env
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.serpapi_server import ScriptedSerpAPIServer
 
@@ -27,10 +24,7 @@ MAX_BODY = 50_000
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, e5_model):
     data = tmp_path_factory.mktemp("secure") / "data"
-    settings = Settings(qdrant_path=data / "qdrant", embedding_model=str(e5_model))
-    store = open_document_store(settings)
-    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
-    store.close()
+    index_laws(data, e5_model, [PIPL])
     with ScriptedOpenAIServer(default="好的") as llm, ScriptedSerpAPIServer(status=500, error="boom") as serp:
         llm.add_rule("法律检索质量评估员", '{"reasoning": "不够", "relevance": 3, "completeness": 3, "accuracy": 3, '
                                       '"coverage": 3, "missing": "缺少罚则"}')

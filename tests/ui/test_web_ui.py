@@ -7,11 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from document_store.qdrant_store import open_document_store
-from pipelines.indexing import Indexer, law_sources
 from pipelines.server_process import ServerProcess
-from pipelines.settings import Settings
-from tests.support.app_server import server_env
+from tests.support.app_server import index_laws, server_env
 from tests.support.openai_server import ScriptedOpenAIServer
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -33,10 +30,7 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, e5_model):
     data = tmp_path_factory.mktemp("ui") / "data"
-    settings = Settings(qdrant_path=data / "qdrant", embedding_model=str(e5_model))
-    store = open_document_store(settings)
-    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
-    store.close()
+    index_laws(data, e5_model, [PIPL])
     with ScriptedOpenAIServer(default="好的") as llm:
         llm.add_rule("员工手册", "依据《员工手册》第二条，加班应当支付加班费，标准为工资的百分之一百五十。")
         llm.add_rule("你是中国法律检索专家", '{"variants": ["个人信息处理者处理个人信息是否应当取得个人同意"], '
