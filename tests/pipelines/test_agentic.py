@@ -6,22 +6,15 @@ from document_store.qdrant_store import open_document_store
 from pipelines.agentic import AgenticRAG
 from pipelines.indexing import Indexer, law_sources
 from pipelines.settings import Settings
+from tests.support.llm_script import ANSWERER, JUDGE, REWRITER, judge
 from tests.support.serpapi_server import ScriptedSerpAPIServer
 
 QUESTION = "公司收集我的个人信息需要我同意吗"
 PIPL = "中华人民共和国个人信息保护法"
-REWRITER = "你是中国法律检索专家"
-JUDGE = "法律检索质量评估员"
-ANSWERER = "严谨的中国法律咨询助手"
 REWRITE = '{"variants": ["个人信息处理者处理个人信息是否应当取得个人同意"], "keywords": ["个人信息", "同意"], "domain": "个人信息保护"}'
 REWRITE_2 = '{"variants": ["处理个人信息无需取得个人同意的情形"], "keywords": ["例外", "合同所必需"], "domain": "个人信息保护"}'
 GOOD_ANSWER = f"【相关法条】《{PIPL}》第十四条：基于个人同意处理个人信息的……【免责声明】仅供参考。"
 WEB_RESULTS = [{"title": "个人信息保护法解读", "link": "https://example.cn/pipl", "snippet": "收集个人信息一般需要取得同意。"}]
-
-
-def judge(total_each: int, missing: str = "") -> str:
-    return (f'{{"reasoning": "理由", "relevance": {total_each}, "completeness": {total_each}, '
-            f'"accuracy": {total_each}, "coverage": {total_each}, "missing": "{missing}"}}')
 
 
 @pytest.fixture(scope="module")
