@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -51,46 +52,23 @@ def score(result: dict, gold: list[str]) -> dict[str, float]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
-    parser.add_argument("--sample", type=int, default=60)
-    parser.add_argument("--out", default="benchmarks/reports/agentic.md")
-    parser.add_argument("--modes", default="rag,agentic")
-    parser.add_argument("--log", default="benchmarks/reports/agentic_runs.jsonl", help="per-query results")
-    parser.add_argument("--resume", action="store_true", help="keep the rows already in --log, run the rest")
-    args = parser.parse_args()
-    queries = random.Random(0).sample(load_queries(args.queries), args.sample)
-    settings = bench_settings()
-    endpoint = resolve_endpoint(settings)
-    rag = AgenticRAG(open_document_store(settings), settings)
-    modes = args.modes.split(",")
-    rows: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
-    done: set[tuple[int, str]] = set()
-    if args.resume and Path(args.log).exists():
-        for line in Path(args.log).read_text(encoding="utf-8").splitlines():
+def read_log(path: Path, modes: list[str]) -> dict[str, dict[int, dict[str, Any]]]:
+    """mode → qid → row, from a per-query log."""
+    rows: dict[str, dict[int, dict[str, Any]]] = {m: {} for m in modes}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row["mode"] in rows:
-                rows[row["mode"]].append(row)
-                done.add((row["qid"], row["mode"]))
-    started = time.perf_counter()
-    with open(args.log, "a" if args.resume else "w", encoding="utf-8") as log:
-        for i, item in enumerate(queries, start=1):
-            for mode in modes:
-                if (item["qid"], mode) in done:
-                    continue
-                result = rag.ask(item["query"], mode=mode)
-                rows[mode].append(score(result, item["gold"]))
-                log.write(json.dumps({"qid": item["qid"], "mode": mode, **rows[mode][-1],
-                                      "situation": result["situation"]}, ensure_ascii=False) + "\n")
-                log.flush()
-            print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m][-1] if rows[m] else '-'}" for m in modes),
-                  flush=True)
-    rag.close()
+                rows[row["mode"]][row["qid"]] = row
+    return rows
 
+
+def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int, dict[str, Any]]], note: str) -> str:
+    """The report over the queries every mode finished (a paired comparison)."""
+    paired = sorted(set.intersection(*(set(r) for r in rows.values())))
     lines = []
-    for mode in modes:
-        r = rows[mode]
+    for mode, by_qid in rows.items():
+        r = [by_qid[q] for q in paired]
         calls = [x["llm_calls"] for x in r]
         secs = [x["seconds"] for x in r]
         lines.append(f"| {mode} | {len(r)} | {statistics.mean(x['recall@10'] for x in r):.3f} | "
@@ -99,8 +77,8 @@ def main() -> None:
     report = f"""# Agentic vs plain RAG (STARD sample)
 
 Command: `.venv/bin/python benchmarks/agentic.py {' '.join(sys.argv[1:])}`
-Sample: {len(queries)} queries drawn with seed 0 from `{Path(args.queries).name}`; all current articles indexed.
-LLM: {endpoint.kind} (`{endpoint.model}`); reranker: {settings.reranker}. Total wall time {time.perf_counter() - started:.0f} s.
+Sample: {sample} queries drawn with seed 0 from `{Path(args.queries).name}`; all current articles indexed.
+**Completed: {len(paired)} of {sample}** (queries that every mode finished; the table is over these only). {note}
 Per-query rows are in `{args.log}`.
 
 | mode | queries | Recall@10 of final evidence | citation recall | LLM calls median | LLM calls p95 | s/query median | s/query p95 |
@@ -108,7 +86,48 @@ Per-query rows are in `{args.log}`.
 {chr(10).join(lines)}
 """
     Path(args.out).write_text(report, encoding="utf-8")
-    print(report)
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
+    parser.add_argument("--sample", type=int, default=60)
+    parser.add_argument("--out", default="benchmarks/reports/agentic.md")
+    parser.add_argument("--modes", default="rag,agentic")
+    parser.add_argument("--log", default="benchmarks/reports/agentic_runs.jsonl", help="per-query results")
+    parser.add_argument("--resume", action="store_true", help="keep the rows already in --log, run the rest")
+    parser.add_argument("--max-minutes", type=float, default=0, help="start no new query after this (0 = no limit)")
+    parser.add_argument("--report-only", action="store_true", help="write the report from --log, run nothing")
+    args = parser.parse_args()
+    queries = random.Random(0).sample(load_queries(args.queries), args.sample)
+    modes = args.modes.split(",")
+    log_path = Path(args.log)
+    rows = read_log(log_path, modes) if args.resume or args.report_only else {m: {} for m in modes}
+    if args.report_only:
+        print(write_report(args, len(queries), rows, "Report written from the log."))
+        return
+    settings = bench_settings()
+    endpoint = resolve_endpoint(settings)
+    rag = AgenticRAG(open_document_store(settings), settings)
+    started = time.perf_counter()
+    with open(log_path, "a" if args.resume else "w", encoding="utf-8") as log:
+        for i, item in enumerate(queries, start=1):
+            if args.max_minutes and time.perf_counter() - started > 60 * args.max_minutes:
+                break
+            for mode in modes:
+                if item["qid"] in rows[mode]:
+                    continue
+                result = rag.ask(item["query"], mode=mode)
+                row = {"qid": item["qid"], "mode": mode, **score(result, item["gold"]), "situation": result["situation"]}
+                rows[mode][item["qid"]] = row
+                log.write(json.dumps(row, ensure_ascii=False) + "\n")
+                log.flush()
+            print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m].get(item['qid'])}" for m in modes), flush=True)
+    rag.close()
+    note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); reranker: {settings.reranker}. "
+            f"This run's wall time {time.perf_counter() - started:.0f} s.")
+    print(write_report(args, len(queries), rows, note))
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ class SourceRecord:
     content_hash: str
     count: int
     updated_at: float
+    embedding: str = ""  # fingerprint of the embedder that made its vectors (see `pipelines.embedders`)
 
 
 class SourceManifest:
@@ -72,8 +73,12 @@ class SourceManifest:
     def mark_indexing(self, source: str, content_hash: str) -> None:
         self._put(SourceRecord(source, INDEXING, content_hash, 0, time.time()))
 
-    def mark_complete(self, source: str, content_hash: str, count: int) -> None:
-        self._put(SourceRecord(source, COMPLETE, content_hash, count, time.time()))
+    def mark_complete(self, source: str, content_hash: str, count: int, embedding: str = "") -> None:
+        self._put(SourceRecord(source, COMPLETE, content_hash, count, time.time(), embedding))
+
+    def other_embeddings(self, embedding: str) -> list[SourceRecord]:
+        """Complete sources whose vectors another embedder made (queries against them would be mismatched)."""
+        return [r for r in self.all() if r.status == COMPLETE and r.embedding != embedding]
 
     def remove(self, source: str) -> None:
         self._client.delete(

@@ -55,10 +55,17 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
         store.close()
 
 
-def _warn_incomplete(manifest: SourceManifest) -> None:
+def _warn_incomplete(manifest: SourceManifest, settings: Settings) -> None:
+    """Warn about sources a query would not see correctly: interrupted ones and ones embedded by another model."""
+    from pipelines.embedders import embedding_fingerprint
+
     for record in manifest.incomplete():
         print(f"warning: {record.source} was interrupted during indexing; results may be incomplete. "
               "Re-run `python -m pipelines index` to finish it.", file=sys.stderr)
+    if stale := manifest.other_embeddings(embedding_fingerprint(settings)):
+        print(f"warning: {len(stale)} source(s) were embedded with another embedding model or settings than the "
+              "current ones, so dense retrieval on them is unreliable. Re-run `python -m pipelines index` with the "
+              "same sources to re-embed them.", file=sys.stderr)
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
@@ -71,7 +78,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
     try:
         if store.count_documents() == 0:
             raise ValueError(f"the knowledge base '{store.index}' is empty; run `python -m pipelines index` first")
-        _warn_incomplete(SourceManifest(store))
+        _warn_incomplete(SourceManifest(store), settings)
         pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
         pipeline.warm_up()
         started = time.perf_counter()
@@ -122,7 +129,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
             if rag.store.count_documents() == 0:
                 raise ValueError(f"the knowledge base '{rag.store.index}' is empty; run `python -m pipelines index` "
                                  "first")
-            _warn_incomplete(SourceManifest(rag.store))
+            _warn_incomplete(SourceManifest(rag.store), settings)
             result = rag.ask(query, mode=args.mode)
         finally:
             rag.close()
@@ -185,7 +192,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
         print(f"knowledge base '{store.index}' at {where}: {store.count_documents()} documents, {len(records)} sources")
         for record in records:
             print(f"  {record.status:9s} {record.count:6d}  {record.source}")
-        _warn_incomplete(manifest)
+        _warn_incomplete(manifest, settings)
     finally:
         store.close()
 

@@ -16,6 +16,8 @@ Usage::
 
 from __future__ import annotations
 
+import hashlib
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from pipelines.settings import Settings
 
 META_FIELDS_TO_EMBED = ["law", "chapter"]
 BACKENDS = ("torch", "onnx-int8")
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 
 
 def model_arguments(settings: Settings) -> dict[str, Any]:
@@ -76,3 +79,26 @@ def load_sentence_transformer(settings: Settings) -> Any:
 
     return SentenceTransformer(device="cpu", **{k: v for k, v in model_arguments(settings).items() if k != "model"},
                                model_name_or_path=model_arguments(settings)["model"])
+
+
+@lru_cache(maxsize=8)
+def _digest(path: str, size: int, mtime: float) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+def embedding_fingerprint(settings: Settings) -> str:
+    """Identifies the vectors an embedder makes: backend, the weights' digest (the model name for a hub model),
+    passage prefix, the embedded meta fields and the dimension. Indexing records it per source; a knowledge base
+    built with other vectors is re-embedded by the next `index` run and flagged until then."""
+    arguments = model_arguments(settings)
+    folder = Path(arguments["model"])
+    names = [arguments["model_kwargs"]["file_name"]] if "model_kwargs" in arguments else list(WEIGHT_FILES)
+    weights = next((folder / name for name in names if (folder / name).is_file()), None)
+    identity = _digest(str(weights), weights.stat().st_size, weights.stat().st_mtime) if weights else arguments["model"]
+    text = "|".join([settings.embedding_backend, identity, settings.passage_prefix, ",".join(META_FIELDS_TO_EMBED),
+                     str(settings.embedding_dim)])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

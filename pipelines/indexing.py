@@ -34,7 +34,7 @@ from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.statute_db import StatuteDB, content_hash
 from document_store.text_files import load_text_file
-from pipelines.embedders import document_embedder
+from pipelines.embedders import document_embedder, embedding_fingerprint
 from pipelines.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class Source:
 @dataclass(frozen=True)
 class SourceResult:
     source: str
-    action: str  # added | replaced | unchanged | resumed
+    action: str  # added | replaced | re-embedded | unchanged | resumed
     count: int
 
 
@@ -96,6 +96,7 @@ class Indexer:
         self.store = store
         self.manifest = SourceManifest(store)
         self.pipeline = pipeline or build_indexing_pipeline(store, settings)
+        self.embedding = embedding_fingerprint(settings)
 
     def _source_counts(self) -> dict[str, int]:
         """Documents per source, in one pass over the collection (a filter per source would scan it each time)."""
@@ -120,6 +121,8 @@ class Indexer:
             return "resumed"
         if record.content_hash != source.content_hash or counts.get(source.name, 0) != record.count:
             return "replaced"
+        if record.embedding != self.embedding:  # same text, other embedding model: the vectors must be remade
+            return "re-embedded"
         return None
 
     def index(self, sources: list[Source], progress: bool = True) -> list[SourceResult]:
@@ -158,7 +161,7 @@ class Indexer:
         results = []
         for source, action in group:
             count = written.get(source.name, 0)
-            self.manifest.mark_complete(source.name, source.content_hash, count)
+            self.manifest.mark_complete(source.name, source.content_hash, count, self.embedding)
             logger.info("{action} {source}: {count} documents", action=action, source=source.name, count=count)
             results.append(SourceResult(source.name, action, count))
         return results

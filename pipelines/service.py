@@ -26,9 +26,10 @@ from document_store.qdrant_store import (
     qdrant_client_of,
     validate_collection_name,
 )
-from document_store.source_manifest import SourceManifest
+from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.text_files import text_document, upload_name
 from pipelines.agentic import AgenticRAG
+from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import Indexer, Source, law_sources
 from pipelines.settings import Settings
 
@@ -83,9 +84,13 @@ class RAGService:
 
     def knowledge_bases(self) -> list[dict[str, Any]]:
         out = []
+        fingerprint = embedding_fingerprint(self.settings)
         for name in list_collections(self.settings):
             store = open_document_store(self.settings, name)  # the store only: no pipelines or models to list it
-            out.append({"name": name, "documents": store.count_documents(), "sources": len(SourceManifest(store).all())})
+            records = SourceManifest(store).all()
+            out.append({"name": name, "documents": store.count_documents(), "sources": len(records),
+                        "stale_sources": sum(r.status == COMPLETE and r.embedding != fingerprint for r in records),
+                        "incomplete_sources": sum(r.status != COMPLETE for r in records)})
         return out
 
     def delete(self, name: str) -> None:

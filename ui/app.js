@@ -216,7 +216,11 @@ async function refreshKnowledgeBases(select) {
     list.replaceChildren(...bases.map((b) => {
       const remove = el("button", { type: "button", text: "删除", "aria-label": `删除 ${b.name}` });
       remove.addEventListener("click", () => deleteKnowledgeBase(b.name));
-      return el("li", { "data-name": b.name }, el("span", { text: `${b.name}：${b.documents} 条，${b.sources} 个来源` }), remove);
+      const warnings = [b.incomplete_sources ? `${b.incomplete_sources} 个来源索引未完成` : "",
+                        b.stale_sources ? `${b.stale_sources} 个来源需用当前模型重新向量化` : ""].filter(Boolean);
+      const label = el("span", { text: `${b.name}：${b.documents} 条，${b.sources} 个来源` });
+      if (warnings.length) label.append(el("span", { class: "status error", text: `（${warnings.join("；")}）` }));
+      return el("li", { "data-name": b.name }, label, remove);
     }));
   } catch (error) {
     list.replaceChildren(el("li", { class: "status error", text: error.message }));
@@ -231,7 +235,7 @@ async function deleteKnowledgeBase(name) {
 }
 
 function summarise(result) {
-  const actions = { added: "已添加", replaced: "已更新", unchanged: "未变化" };
+  const actions = { added: "已添加", replaced: "已更新", "re-embedded": "已重新向量化", resumed: "已补完", unchanged: "未变化" };
   return result.results.map((r) => `${actions[r.action] || r.action} ${r.count} 条：${r.source}`).join("\n");
 }
 

@@ -1,6 +1,7 @@
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ from components.jieba_bm25_retriever import JiebaBM25Retriever
 from document_store.qdrant_store import open_document_store
 from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
 from pipelines import indexing
+from pipelines.cli import main
+from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import Indexer, file_sources, law_sources
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,3 +144,19 @@ def test_a_killed_indexing_process_leaves_a_usable_store_and_the_rerun_completes
     assert store.count_documents() == expected
     assert SourceManifest(store).incomplete() == []
     store.close()
+
+
+def test_sources_embedded_by_another_model_are_flagged_and_re_embedded(store, settings, tmp_path, capsys):
+    paths = [write(tmp_path / "员工手册.md", RULES_V1)]
+    Indexer(store, settings).index(file_sources(paths), progress=False)
+    other = replace(settings, passage_prefix="passage:: ")  # as if the embedding setup had changed since
+    assert SourceManifest(store).other_embeddings(embedding_fingerprint(other))
+    store.close()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EMBEDDING_PASSAGE_PREFIX", "passage:: ")
+        assert main(["search", "请假"]) == 0
+        assert "embedded with another embedding model" in capsys.readouterr().err
+        assert main(["index", "--files", *paths]) == 0
+        assert "re-embedded" in capsys.readouterr().out
+        assert main(["search", "请假"]) == 0
+        assert "another embedding model" not in capsys.readouterr().err
