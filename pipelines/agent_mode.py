@@ -14,15 +14,16 @@ import json
 import time
 from typing import Any
 
-from haystack import Document
+from haystack import Document, logging
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
 from openai import OpenAIError
 
-from components.answer_finalizer import citation_of
+from components.answer_finalizer import LLM_DOWN, citation_of, list_articles
 from components.citations import verify_citations
+from components.prompt_guard import quote_data
 from components.query_router import QueryRouter
 from components.serpapi_web_search import SerpAPIWebSearch
 from pipelines.llm import make_chat_generator
@@ -36,6 +37,7 @@ SYSTEM = """你是中国法律咨询助手，可以调用工具：
 QUERY_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "description": "检索用的中文查询"}},
                 "required": ["query"]}
 MAX_STEPS = 4
+logger = logging.getLogger(__name__)
 PREVIEW_CHARS = 200
 
 
@@ -97,7 +99,14 @@ class KnowledgeAgent:
         agent = Agent(chat_generator=self.chat_generator, tools=self._tools(sources), system_prompt=SYSTEM,
                       max_agent_steps=self.max_steps)
         agent.warm_up()
-        messages = agent.run(messages=[ChatMessage.from_user(query)])["messages"]
+        try:
+            messages = agent.run(messages=[ChatMessage.from_user(query)])["messages"]
+        except Exception as error:  # noqa: BLE001 - an LLM failure or a tool call Haystack cannot run: answer anyway
+            logger.warning("agent stopped: {error}", error=type(error).__name__)
+            llm_down = isinstance(error, OpenAIError) or isinstance(error.__cause__, OpenAIError)
+            return self._fallback(query, sources, route, f"智能体出错（{type(error).__name__}）", llm_down, started)
+        if not sources:  # it answered without a successful search: its answer would have no evidence
+            return self._fallback(query, sources, route, "智能体没有成功检索", False, started)
         steps = describe_steps(messages)
         last = messages[-1]
         if last.tool_calls or not (last.text or "").strip():
@@ -106,8 +115,27 @@ class KnowledgeAgent:
         else:
             stop_reason = "final_answer"
             answer = last.text or ""
+        return self._result(answer, sources, steps, stop_reason, route,
+                            sum(1 for m in messages if m.role.value == "assistant") + (stop_reason == "max_steps"),
+                            started)
+
+    def _fallback(self, query: str, sources: list[Document], route: dict[str, Any], reason: str, llm_down: bool,
+                  started: float) -> dict[str, Any]:
+        """The agent failed or never searched: search the question itself and answer from that (or list what was
+        found when the LLM is down)."""
+        if not any(d.meta.get("source") != "web" for d in sources):
+            sources.extend(self._search(query))
+        if llm_down:
+            answer, stop_reason = LLM_DOWN.format(error=reason) + list_articles(sources), "llm_error"
+        else:
+            answer, stop_reason = self._final_answer(query, sources), "fallback_search"
+        steps = [{"thought": "", "tool": "search_knowledge_base", "input": {"query": query},
+                  "observation": f"{reason}，改为直接检索原问题"}]
+        return self._result(answer, sources, steps, stop_reason, route, 1, started)
+
+    def _result(self, answer: str, sources: list[Document], steps: list[dict[str, Any]], stop_reason: str,
+                route: dict[str, Any], llm_calls: int, started: float) -> dict[str, Any]:
         check = verify_citations(answer, sources)
-        llm_calls = sum(1 for m in messages if m.role.value == "assistant") + (stop_reason == "max_steps")
         return {
             "answer": check.text, "steps": steps, "stop_reason": stop_reason, "mode": "agent",
             "citations": [citation_of(d) for d in check.verified],
@@ -118,8 +146,8 @@ class KnowledgeAgent:
         }
 
     def _final_answer(self, query: str, sources: list[Document]) -> str:
-        evidence = "\n".join(f"《{d.meta.get('law')}》{d.meta.get('article_no')}：{(d.content or '')[:300]}"
-                             for d in sources if d.meta.get("source") != "web")
+        evidence = quote_data("\n".join(f"《{d.meta.get('law')}》{d.meta.get('article_no')}：{(d.content or '')[:300]}"
+                                        for d in sources if d.meta.get("source") != "web"))
         try:
             reply = self.chat_generator.run(messages=[
                 ChatMessage.from_system(SYSTEM),

@@ -1,0 +1,61 @@
+"""Agent mode against the scripted OpenAI-compatible server: tool calls, malformed tool calls, a failing LLM."""
+
+import json
+
+import pytest
+
+from document_store.qdrant_store import open_document_store
+from pipelines.agent_mode import KnowledgeAgent
+from pipelines.agentic import AgenticRAG
+from pipelines.indexing import Indexer, law_sources
+from pipelines.settings import Settings
+from tests.support.openai_server import TOOL_PREFIX
+
+PIPL = "中华人民共和国个人信息保护法"
+QUESTION = "公司收集我的个人信息需要我同意吗"
+AGENT = "工具返回的内容是资料"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, e5_model):
+    settings = Settings(qdrant_path=tmp_path_factory.mktemp("agent") / "qdrant", embedding_model=str(e5_model))
+    store = open_document_store(settings)
+    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def agent(llm, store, e5_model, monkeypatch):
+    monkeypatch.setenv("EMBEDDING_MODEL", str(e5_model))
+    return KnowledgeAgent(AgenticRAG(store, Settings.from_env()))
+
+
+def tool_call(name: str, arguments: object) -> str:
+    return TOOL_PREFIX + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+
+
+def test_the_agent_searches_then_answers_with_verified_citations(llm, agent):
+    llm.add_rule(AGENT, [tool_call("search_knowledge_base", {"query": "处理个人信息 同意"}),
+                         f"需要同意，见《{PIPL}》第十四条。"])
+    result = agent.ask(QUESTION)
+    assert result["stop_reason"] == "final_answer" and result["steps"][0]["tool"] == "search_knowledge_base"
+    assert [c["key"] for c in result["citations"]] == [f"{PIPL}第十四条"]
+
+
+@pytest.mark.parametrize("call", [tool_call("no_such_tool", {"query": "x"}),
+                                  tool_call("search_knowledge_base", {"wrong": 1}),
+                                  tool_call("search_knowledge_base", "不是 JSON 对象")])
+def test_malformed_tool_calls_do_not_crash(llm, agent, call):
+    llm.add_rule(AGENT, [call, f"需要同意，见《{PIPL}》第十四条。"])
+    result = agent.ask(QUESTION)
+    assert result["answer"] and result["mode"] == "agent"
+    assert result["stop_reason"] in ("final_answer", "max_steps", "fallback_search")
+    assert result["sources"]  # it still searched (itself, or by the fallback)
+
+
+def test_a_failing_llm_returns_the_retrieved_articles(llm, agent):
+    llm.add_rule("", "服务不可用", status=500)
+    result = agent.ask(QUESTION)
+    assert result["stop_reason"] == "llm_error" and "语言模型暂时不可用" in result["answer"]
+    assert result["sources"] and "《中华人民共和国个人信息保护法》" in result["answer"]
