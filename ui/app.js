@@ -102,6 +102,14 @@ function traceBox(message) {
 }
 
 function finishTrace(box, result) {
+  for (const step of result.trace?.steps || []) {  // agent mode: the tool calls it made
+    box.querySelector("ol").append(el("li", { "data-stage": "tool" }, el("span", { class: "stage", text: `工具·${step.tool}` }),
+      el("span", { text: `${JSON.stringify(step.input)} → ${step.observation || "（无结果）"}` })));
+  }
+  if (result.trace?.stop_reason) {
+    box.querySelector("ol").append(el("li", { "data-stage": "stop" }, el("span", { class: "stage", text: "结束" }),
+      el("span", { text: result.trace.stop_reason })));
+  }
   const count = box.querySelectorAll("li").length;
   box.querySelector("summary").textContent = `处理步骤（${count} 步，${result.trace?.total_seconds ?? "?"} 秒，LLM 调用 ${result.trace?.llm_calls_total ?? "?"} 次）`;
   box.append(el("details", {}, el("summary", { text: "完整追踪 JSON" }), el("pre", { text: JSON.stringify(result.trace, null, 2) })));

@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.server_process import ServerProcess
 from tests.support.app_server import index_laws, server_env
-from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -123,6 +123,17 @@ def test_switching_to_rag_mode_skips_the_judge(page, server):
     assert "retrieve" in stages and len(server["llm"].calls("法律检索质量评估员")) == judge_calls
     sent = server["llm"].requests[-1]
     assert "处理敏感个人信息有什么要求" in json.dumps(sent["messages"], ensure_ascii=False)
+
+
+def test_agent_mode_shows_its_tool_calls(page, server):
+    server["llm"].add_rule("工具返回的内容是资料", [
+        TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": "敏感个人信息"}}),
+        f"需要取得单独同意，见《{PIPL}》第二十九条。"])
+    message = ask(page, "处理我的敏感个人信息要单独同意吗", mode="agent")
+    tools = message.locator(".trace li[data-stage=tool]")
+    assert tools.count() == 1 and "敏感个人信息" in tools.first.text_content()
+    assert message.locator(".trace li[data-stage=stop]").text_content().endswith("final_answer")
+    assert message.locator(".cite").first.inner_text() == f"《{PIPL}》第二十九条"
 
 
 def test_upload_into_a_new_knowledge_base_then_ask_it(page, server, tmp_path):
