@@ -3,7 +3,7 @@
 
 const $ = (id) => document.getElementById(id);
 const MODEL = "agentic_rag";
-const state = { history: [], busy: false };
+const state = { history: [], turns: [], busy: false };
 
 const PATH_NAMES = { citation: "条文引用", bm25: "关键词 BM25", dense: "向量" };
 const DIMENSIONS = { relevance: "相关性", completeness: "完整性", accuracy: "准确性", coverage: "覆盖度" };
@@ -152,6 +152,37 @@ function showCitation(label, citation) {
   $("citation-view").hidden = false;
 }
 
+function showResult(message, box, body, result) {
+  renderAnswer(body, result);
+  finishTrace(box, result);
+  const meta = el("div", { class: "meta", text: `${SITUATIONS[result.situation] || ""}${result.scores ? `；评估 ${result.scores.total}/40` : ""}` });
+  if (result.needs_human) meta.append(el("span", { class: "needs-human", text: "　建议咨询专业人士" }));
+  message.append(meta);
+}
+
+// ---------- conversation kept across reloads (this browser only) ----------
+const STORE_KEY = "conversation";
+function saveConversation() {
+  try { localStorage.setItem(STORE_KEY, JSON.stringify(state.turns.slice(-20))); }
+  catch { /* storage full or disabled: the conversation lives on in the page */ }
+}
+
+function restoreConversation() {
+  let turns = [];
+  try { turns = JSON.parse(localStorage.getItem(STORE_KEY) || "[]"); } catch { turns = []; }
+  for (const { question, result } of turns) {
+    addMessage("user", question);
+    const message = addMessage("assistant");
+    const box = traceBox(message);
+    box.querySelector("summary").textContent = "处理步骤";
+    const body = el("div", { class: "answer" });
+    message.append(body);
+    showResult(message, box, body, result);
+    state.history.push({ role: "user", content: question }, { role: "assistant", content: result.answer });
+  }
+  state.turns = turns;
+}
+
 // ---------- chat ----------
 async function ask(question) {
   if (state.busy || !question.trim()) return;
@@ -195,12 +226,10 @@ async function ask(question) {
       }
     }
     if (!result) throw new Error("回答不完整：连接中断，请重试");
-    renderAnswer(body, result);
-    finishTrace(box, result);
-    const meta = el("div", { class: "meta", text: `${SITUATIONS[result.situation] || ""}${result.scores ? `；评估 ${result.scores.total}/40` : ""}` });
-    if (result.needs_human) meta.append(el("span", { class: "needs-human", text: "　建议咨询专业人士" }));
-    message.append(meta);
+    showResult(message, box, body, result);
     state.history.push({ role: "assistant", content: result.answer });
+    state.turns.push({ question, result });
+    saveConversation();
   } catch (error) {
     message.classList.replace("assistant", "error");
     body.textContent = String(error.message || error).includes("fetch") ? "无法连接服务器，请检查服务是否在运行。" : String(error.message || error);
@@ -239,7 +268,8 @@ async function deleteKnowledgeBase(name) {
   if (!confirm(`确定删除知识库“${name}”？其中的全部文档都会被删除，无法恢复。`)) return;
   try { await callApi("knowledge_bases", { action: "delete", name }); }
   catch (error) { alert(error.message); }
-  await refreshKnowledgeBases();
+  await restoreConversation();
+refreshKnowledgeBases();
 }
 
 function summarise(result) {
@@ -296,7 +326,8 @@ async function addLaws(event) {
     const response = await fetch("/index/run", { method: "POST", headers: headers(false), body: form });
     if (!response.ok) throw new Error(await errorText(response));
     status.textContent = summarise((await response.json()).result);
-    await refreshKnowledgeBases();
+    await restoreConversation();
+refreshKnowledgeBases();
   } catch (error) {
     status.className = "status error";
     status.textContent = error.message;
@@ -308,9 +339,12 @@ $("ask-form").addEventListener("submit", (e) => { e.preventDefault(); const q = 
 $("question").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("ask-form").requestSubmit(); } });
 document.querySelector(".example")?.addEventListener("click", (e) => ask(e.target.textContent));
 $("kb-toggle").addEventListener("click", () => { $("kb-panel").hidden = !$("kb-panel").hidden; });
-$("new-chat").addEventListener("click", () => { state.history = []; $("messages").replaceChildren(); });
+$("new-chat").addEventListener("click", () => {
+  state.history = []; state.turns = []; localStorage.removeItem(STORE_KEY); $("messages").replaceChildren();
+});
 $("citation-view").querySelector(".close").addEventListener("click", () => { $("citation-view").hidden = true; });
 $("upload-form").addEventListener("submit", upload);
 $("laws-form").addEventListener("submit", addLaws);
 $("key-form").addEventListener("submit", (e) => { e.preventDefault(); localStorage.setItem("apiKey", $("api-key").value.trim()); refreshKnowledgeBases(); });
+restoreConversation();
 refreshKnowledgeBases();

@@ -125,6 +125,22 @@ def test_switching_to_rag_mode_skips_the_judge(page, server):
     assert "处理敏感个人信息有什么要求" in json.dumps(sent["messages"], ensure_ascii=False)
 
 
+def test_the_conversation_survives_a_reload_and_new_chat_clears_it(page, server):
+    ask(page, QUESTION, mode="rag")
+    page.reload()
+    page.wait_for_selector(".msg.assistant .cite")
+    assert page.locator(".msg.user").first.inner_text() == QUESTION
+    page.locator(".msg.assistant .cite").first.click()
+    assert "基于个人同意处理个人信息" in page.inner_text("#citation-text")
+    ask(page, "那第十四条呢？", mode="rag")  # a follow-up: the restored history goes to the server
+    sent = json.dumps(server["llm"].calls("把用户最后的问题改写")[-1]["messages"], ensure_ascii=False)
+    assert QUESTION in sent
+    page.click("#new-chat")
+    page.reload()
+    page.wait_for_selector("#kb-select option", state="attached")
+    assert page.locator(".msg").count() == 0
+
+
 def test_agent_mode_shows_its_tool_calls(page, server):
     server["llm"].add_rule("工具返回的内容是资料", [
         TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": "敏感个人信息"}}),
