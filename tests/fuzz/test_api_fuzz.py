@@ -375,7 +375,8 @@ def test_knowledge_bases(server: Server, payload: Any) -> None:
         assert response.status_code in ((200, 404) if name in SCRATCH_KBS else (404,) if NAME_RE.fullmatch(name)
                                         else (400,)), (name, response.text)
     listed = server.client.post("/knowledge_bases/run", json={"action": "list"}).json()["result"]["knowledge_bases"]
-    assert {"name": DEFAULT_KB, "documents": 4, "sources": 1} in listed  # never touched by the fuzzing
+    default = next(kb for kb in listed if kb["name"] == DEFAULT_KB)
+    assert (default["documents"], default["sources"]) == (4, 1)  # never touched by the fuzzing
 
 
 # --- /index/run ---------------------------------------------------------------------------------------------------

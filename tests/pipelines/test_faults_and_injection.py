@@ -52,15 +52,12 @@ def test_llm_errors_are_retried_a_bounded_number_of_times_then_the_articles_are_
     monkeypatch.setenv("EMBEDDING_MODEL", str(e5_model))
     rag = AgenticRAG(store, Settings.from_env())
     llm.add_rule("", "不会被用到", status=status)  # every request fails
-    started = time.perf_counter()
     result = rag.ask(QUESTION)
-    elapsed = time.perf_counter() - started
     assert len(llm.requests) == 3  # the first call: 1 try + LLM_MAX_RETRIES=2; later stages fail fast, no request
     assert "语言模型暂时不可用" in result["answer"] and result["needs_human"]
     assert result["citations"] and all(c["type"] == "statute" for c in result["citations"])
     assert result["trace"]["rounds"][0]["rewrite"]["status"] == "fallback"
     assert result["trace"]["rounds"][0]["evaluation"]["error"]
-    assert elapsed < 20
 
 
 def test_llm_down_answers_with_the_articles_and_recovers_after_the_cooldown(llm, rag, monkeypatch):
@@ -80,9 +77,8 @@ def test_llm_down_answers_with_the_articles_and_recovers_after_the_cooldown(llm,
 
 def test_a_slow_llm_costs_one_timeout_not_one_per_stage(llm, rag):
     llm.add_rule("", "太慢了", delay=3)  # LLM_TIMEOUT is 2 s
-    started = time.perf_counter()
     result = rag.ask(QUESTION)
-    assert time.perf_counter() - started < 8  # rewriter times out; judge and answer fail fast
+    assert len(llm.requests) == 1  # the rewriter's request timed out; judge and answer failed fast, unsent
     assert "超时" in json.dumps(result["trace"], ensure_ascii=False)
     assert "语言模型暂时不可用" in result["answer"] and result["citations"]
 
