@@ -133,6 +133,14 @@ def test_index_endpoint_adds_laws_by_name_as_a_form(server):
     assert unknown.status_code == 400 and "不存在的法律" in unknown.json()["detail"]
 
 
+@pytest.mark.parametrize(("data", "message"), [(b"\x00\x01binary", "binary"), (b"  \n", "empty"),
+                                             ("第一条 内容".encode("gbk"), "not valid UTF-8")])
+def test_unusable_uploads_are_a_400_that_names_the_problem(server, data, message):
+    response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "bad_uploads"},
+                          files={"files": ("上传.txt", data)}, timeout=60)
+    assert response.status_code == 400 and message in response.json()["detail"] and "上传.txt" in response.json()["detail"]
+
+
 def test_index_endpoint_adds_a_document_the_next_query_finds(server):
     files = {"files": ("员工手册.md", "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n".encode())}
     response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "handbook"}, files=files, timeout=120)
