@@ -204,10 +204,11 @@ def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
     """The main job: set up, index the default laws, answer a question with the agentic pipeline."""
-    cmd_setup(argparse.Namespace(no_llm=False), settings)
-    cmd_index(argparse.Namespace(laws=None, files=None, collection=None, quiet=False), settings)
+    parser = build_parser()  # the sub-commands' own defaults, so these calls cannot drift from the CLI
+    cmd_setup(parser.parse_args(["setup"]), settings)
+    cmd_index(parser.parse_args(["index"]), settings)
     print(f"\n问题：{args.query}\n")
-    cmd_ask(argparse.Namespace(query=args.query, mode="agentic", collection=None, json=False), settings)
+    cmd_ask(parser.parse_args(["ask", args.query, "--mode", "agentic"]), settings)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,6 +2,8 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.validation import MAX_QUERY_CHARS
+from tests.support.llm_script import ANSWERER, JUDGE, REWRITER, judge
+from tests.support.openai_server import ScriptedOpenAIServer
 
 
 def run_cli(capsys, *argv):
@@ -96,3 +98,15 @@ def test_yaml_pipeline_is_never_loaded_unsafely(settings, capsys, tmp_path):
     assert code == 2 and "cannot read" in err
     code, _, err = run_cli(capsys, "ask", QUERY, "--pipeline", "yaml_pipelines/indexing.yaml")
     assert code == 2 and "not a query pipeline" in err
+
+
+def test_demo_sets_up_indexes_and_answers(settings, capsys, monkeypatch):
+    with ScriptedOpenAIServer() as llm:
+        llm.add_rule(REWRITER, '{"variants": ["处理个人信息应当取得个人同意"], "keywords": ["同意"]}')
+        llm.add_rule(JUDGE, judge(9))
+        llm.add_rule(ANSWERER, "需要。依据《中华人民共和国个人信息保护法》第十四条，处理个人信息应当取得同意。")
+        monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
+        code, out, err = run_cli(capsys, "demo")
+    assert code == 0, err
+    assert "added" in out and "74" in out and QUERY in out
+    assert "第十四条" in out and "中华人民共和国个人信息保护法第十四条" in out  # the answer and its citation list
