@@ -43,7 +43,8 @@ class PromptLeakGuard:
     def leaks(self, text: str) -> bool:
         return any(text[i:i + self.window] in self._grams for i in range(len(text) - self.window + 1))
 
-    def redact(self, text: str) -> str:
+    def redact(self, text: str, replacement: str = REDACTED) -> str:
+        """``text`` with every copied run replaced by ``replacement``."""
         if not self.active:
             return text
         leaked = [False] * len(text)
@@ -55,7 +56,7 @@ class PromptLeakGuard:
             if leaked[i]:
                 while i < len(text) and leaked[i]:
                     i += 1
-                out.append(REDACTED)
+                out.append(replacement)
             else:
                 out.append(text[i])
                 i += 1

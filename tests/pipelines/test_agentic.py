@@ -231,3 +231,17 @@ def test_live_steps_of_a_greeting_and_of_a_cached_answer(llm, make_rag):
     steps.clear()
     rag.ask(QUESTION, mode="rag", on_step=steps.append)
     assert [s["stage"] for s in steps] == ["cache"]
+
+
+def test_instructions_echoed_by_a_small_model_are_dropped_from_the_answer(llm, make_rag):
+    # what the local 1.5B model did in `make run`: it copied the partial-evidence instruction into its answer
+    echo = ("现有资料可能不足以完整回答。请先明确说明“现有资料可能不足以完整回答”，再只根据证据说明能确定的部分，"
+            f"指出还缺少哪些信息、建议用户如何补充或换一种问法。依据《{PIPL}》第十四条，需要取得同意。")
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(6, "缺少例外"), judge(5, "缺少例外")])
+    llm.add_rule(ANSWERER, echo)
+    result = make_rag().ask(QUESTION)
+    assert result["situation"] == "partial"
+    assert result["answer"].startswith("现有资料可能不足以完整回答")
+    assert "请先明确说明" not in result["answer"] and "建议用户如何补充" not in result["answer"]
+    assert f"《{PIPL}》第十四条" in result["answer"]
