@@ -235,13 +235,14 @@ def test_live_steps_of_a_greeting_and_of_a_cached_answer(llm, make_rag):
 
 def test_instructions_echoed_by_a_small_model_are_dropped_from_the_answer(llm, make_rag):
     # what the local 1.5B model did in `make run`: it copied the partial-evidence instruction into its answer
-    echo = ("现有资料可能不足以完整回答。请先明确说明“现有资料可能不足以完整回答”，再只根据证据说明能确定的部分，"
-            f"指出还缺少哪些信息、建议用户如何补充或换一种问法。依据《{PIPL}》第十四条，需要取得同意。")
+    echo = ("【初步结论】开头写“现有资料可能不足以完整回答。”，然后根据证据写出能确定的结论。\n"
+            f"【初步结论】现有资料可能不足以完整回答。依据《{PIPL}》第十四条，需要取得同意。\n"
+            "【尚缺信息】还缺少哪些信息或规定。")
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
     llm.add_rule(JUDGE, [judge(6, "缺少例外"), judge(5, "缺少例外")])
     llm.add_rule(ANSWERER, echo)
     result = make_rag().ask(QUESTION)
     assert result["situation"] == "partial"
-    assert result["answer"].startswith("现有资料可能不足以完整回答")
-    assert "请先明确说明" not in result["answer"] and "建议用户如何补充" not in result["answer"]
+    assert result["answer"].startswith("【初步结论】现有资料可能不足以完整回答。依据")
+    assert "然后根据证据写出" not in result["answer"] and "还缺少哪些信息或规定" not in result["answer"]
     assert f"《{PIPL}》第十四条" in result["answer"]
