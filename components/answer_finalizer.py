@@ -1,7 +1,8 @@
 """AnswerFinalizer: checks every citation against the evidence, writes the fallbacks, assembles the result.
 
 - citations that point at nothing in the evidence are flagged 〔未核实〕 and listed;
-- when the answer cites no article, the evidence it was written from is listed as 参考法条;
+- when the answer cites no article, the evidence it was written from is listed as 参考法条; when the evidence is
+  only partial, the top articles it did not quote are listed too (it says what it found);
 - the LLM failed → the retrieved articles are returned with a note that the model was unavailable;
 - situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``.
 
@@ -65,11 +66,14 @@ class AnswerFinalizer:
         else:
             check = verify_citations(text, evidence)
             answer, cited, unverified, mentions = check.text, check.verified, check.unverified, check.mentions
-            if not any(d.meta.get("source") != "web" for d in cited) and evidence:
-                local = [d for d in evidence if d.meta.get("source") != "web"][:3]
-                if local:
-                    answer += "\n\n参考法条：\n" + list_articles(local)
-                    cited = local + cited
+            local = [d for d in evidence if d.meta.get("source") != "web"][:3]
+            if not any(d.meta.get("source") != "web" for d in cited) and local:
+                answer += "\n\n参考法条：\n" + list_articles(local)
+                cited = local + cited
+            elif situation == "partial" and (found := [d for d in local if d not in cited]):
+                # insufficient evidence: say what was found, not only what the model chose to quote
+                answer += "\n\n检索到的其他相关法条：\n" + list_articles(found)
+                cited = cited + found
         if state.web and state.web.get("status") != "ok" and state.web.get("message"):
             answer += f"\n\n（说明：{state.web['message']}）"
         last = state.rounds[-1]["evaluation"] if state.rounds else None
