@@ -2,7 +2,22 @@
 
 import pytest
 
+from document_store.qdrant_store import open_document_store
+from pipelines.indexing import Indexer, law_sources
+from pipelines.settings import Settings
 from tests.support.openai_server import ScriptedOpenAIServer
+
+PIPL = "中华人民共和国个人信息保护法"
+
+
+@pytest.fixture(scope="module")
+def pipl_store(tmp_path_factory, e5_model):
+    """A store holding the 个人信息保护法 (74 articles), shared by one test module."""
+    settings = Settings(qdrant_path=tmp_path_factory.mktemp("store") / "qdrant", embedding_model=str(e5_model))
+    store = open_document_store(settings)
+    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
+    yield store
+    store.close()
 
 
 @pytest.fixture

@@ -4,10 +4,8 @@ import json
 
 import pytest
 
-from document_store.qdrant_store import open_document_store
 from pipelines.agent_mode import KnowledgeAgent
 from pipelines.agentic import AgenticRAG
-from pipelines.indexing import Indexer, law_sources
 from pipelines.settings import Settings
 from tests.support.openai_server import TOOL_PREFIX
 
@@ -16,19 +14,10 @@ QUESTION = "公司收集我的个人信息需要我同意吗"
 AGENT = "工具返回的内容是资料"
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory, e5_model):
-    settings = Settings(qdrant_path=tmp_path_factory.mktemp("agent") / "qdrant", embedding_model=str(e5_model))
-    store = open_document_store(settings)
-    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
-    yield store
-    store.close()
-
-
 @pytest.fixture
-def agent(llm, store, e5_model, monkeypatch):
+def agent(llm, pipl_store, e5_model, monkeypatch):
     monkeypatch.setenv("EMBEDDING_MODEL", str(e5_model))
-    return KnowledgeAgent(AgenticRAG(store, Settings.from_env()))
+    return KnowledgeAgent(AgenticRAG(pipl_store, Settings.from_env()))
 
 
 def tool_call(name: str, arguments: object) -> str:

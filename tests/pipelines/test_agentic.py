@@ -2,9 +2,7 @@
 
 import pytest
 
-from document_store.qdrant_store import open_document_store
 from pipelines.agentic import AgenticRAG
-from pipelines.indexing import Indexer, law_sources
 from pipelines.settings import Settings
 from tests.support.llm_script import ANSWERER, JUDGE, REWRITER, judge
 from tests.support.serpapi_server import ScriptedSerpAPIServer
@@ -15,15 +13,6 @@ REWRITE = '{"variants": ["个人信息处理者处理个人信息是否应当取
 REWRITE_2 = '{"variants": ["处理个人信息无需取得个人同意的情形"], "keywords": ["例外", "合同所必需"], "domain": "个人信息保护"}'
 GOOD_ANSWER = f"【相关法条】《{PIPL}》第十四条：基于个人同意处理个人信息的……【免责声明】仅供参考。"
 WEB_RESULTS = [{"title": "个人信息保护法解读", "link": "https://example.cn/pipl", "snippet": "收集个人信息一般需要取得同意。"}]
-
-
-@pytest.fixture(scope="module")
-def pipl_store(tmp_path_factory, e5_model):
-    settings = Settings(qdrant_path=tmp_path_factory.mktemp("store") / "qdrant", embedding_model=str(e5_model))
-    store = open_document_store(settings)
-    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
-    yield store
-    store.close()
 
 
 @pytest.fixture
