@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,9 +24,8 @@ from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from document_store.qdrant_store import open_document_store
 from pipelines.agentic import AgenticRAG
-from pipelines.cli import serve_command
 from pipelines.indexing import Indexer, law_sources
-from pipelines.llm_server import free_port
+from pipelines.server_process import ServerProcess
 from pipelines.settings import Settings
 
 
@@ -52,19 +50,10 @@ def main() -> None:
         local.append(1000 * (time.perf_counter() - started))
     rag.close()
 
-    port = free_port()
-    command, env = serve_command("127.0.0.1", port)
-    env["LLM_BASE_URL"] = "http://127.0.0.1:9/v1"  # retrieval only: no LLM is called
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/agentic_rag/run"
-    try:
-        while True:
-            try:
-                if httpx.post(url, json={"query": "预热", "mode": "retrieve"}, timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+    with ServerProcess({"LLM_BASE_URL": "http://127.0.0.1:9/v1"}) as server:  # retrieval only: no LLM is called
+        url = f"{server.base_url}/agentic_rag/run"
+        httpx.post(url, json={"query": "预热", "mode": "retrieve"}, timeout=60).raise_for_status()
         first_answer = time.perf_counter() - started
         remote = []
         with httpx.Client(timeout=30) as client:
@@ -73,9 +62,6 @@ def main() -> None:
                 response = client.post(url, json={"query": query, "mode": "retrieve"})
                 response.raise_for_status()
                 remote.append(1000 * (time.perf_counter() - t))
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
     ratio = statistics.median(remote) / statistics.median(local)
     report = f"""# Serving overhead
