@@ -125,7 +125,8 @@ def main() -> None:
                 log.flush()
             print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m].get(item['qid'])}" for m in modes), flush=True)
     rag.close()
-    note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); reranker: {settings.reranker}. "
+    note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); reranker: {settings.reranker}; "
+            f"rewrite before round 1: {settings.rewrite_first_round}. "
             f"This run's wall time {time.perf_counter() - started:.0f} s.")
     print(write_report(args, len(queries), rows, note))
 

@@ -1,8 +1,13 @@
 """QueryRewriter: the original query plus 2–3 formal legal rewordings and keywords, different every round.
 
-Round 1 asks the LLM for variants that keep the user's intent and add nothing the user did not say. Later
-rounds also get the judge's note on what is missing and the queries already tried, and must produce new ones.
+The LLM gives variants that keep the user's intent and add nothing the user did not say. In rounds after the
+first it also gets the judge's note on what is missing and the queries already tried, and must produce new ones.
 Unusable LLM output → the original query alone, with the reason recorded in the trace; never a crash.
+
+``rewrite_first_round=False`` (the pipeline's default, setting ``REWRITE_FIRST_ROUND``) makes round 1 search the
+original query alone, without an LLM call: the rewriter is only asked once the judge has said what is missing,
+as in CRAG (retrieve, grade, then transform the query). A question that the first retrieval answers costs one
+LLM call less, and every rewrite is aimed at a gap the judge named.
 
 Usage::
 
@@ -33,6 +38,7 @@ RETRY = (
     "\n\n上一轮检索的评估认为缺少：{missing}\n已经检索过的查询（不要重复）：\n{tried}\n"
     "请针对缺少的信息给出新的、不同的查询。"
 )
+FIRST_ROUND_NOTE = "第一轮先检索原问题，评估认为不足时再改写"
 MAX_VARIANTS = 3
 MAX_QUERY_CHARS = 200
 
@@ -43,22 +49,26 @@ class QueryRewriter(LLMComponent):
 
     :param chat_generator: the LLM; ``None`` = the factory's main model at warm-up.
     :param max_variants: rewordings kept per round (besides the original).
+    :param rewrite_first_round: ask the LLM in round 1 too; ``False`` = round 1 searches the original alone.
     """
 
-    _params = ("max_variants",)
+    _params = ("max_variants", "rewrite_first_round")
 
     def __init__(self, chat_generator: OpenAIChatGenerator | None = None, role: str = "main",
-                 max_variants: int = MAX_VARIANTS) -> None:
+                 max_variants: int = MAX_VARIANTS, rewrite_first_round: bool = True) -> None:
         LLMComponent.__init__(self, chat_generator, role)
         if max_variants < 0:
             raise ValueError("max_variants must be >= 0")
         self.max_variants = max_variants
+        self.rewrite_first_round = rewrite_first_round
 
     @component.output_types(queries=list[str], query=str, state=LoopState)
     def run(self, query: str, state: LoopState | None = None) -> dict[str, Any]:
         """:param state: the loop state from the previous round (None in round 1)."""
         started = time.perf_counter()
         state = state if state is not None else LoopState(query=query)
+        if state.round == 0 and not self.rewrite_first_round:
+            return self._emit(query, [query], {"status": "skipped", "reason": FIRST_ROUND_NOTE}, state, 0, started)
         prompt = f"用户问题：{query}"
         if state.round > 0:
             tried = "\n".join(f"- {q}" for q in state.tried_queries) or "（无）"
@@ -86,8 +96,12 @@ class QueryRewriter(LLMComponent):
             info.update({"keywords": keywords, "domain": str(parsed.get("domain") or "")})
             if not variants:
                 info = {"status": "fallback", "reason": "没有得到新的改写，只检索原问题"}
-        queries = [query, *variants]
+        return self._emit(query, [query, *variants], info, state, 1, started)
+
+    @staticmethod
+    def _emit(query: str, queries: list[str], info: dict[str, Any], state: LoopState, calls: int,
+              started: float) -> dict[str, Any]:
         state.tried_queries.extend(q for q in queries if q not in state.tried_queries)
         state.pending = {"queries": queries, "rewrite": info, "feedback": state.missing if state.round else ""}
-        state.count("rewriter", 1, time.perf_counter() - started)
+        state.count("rewriter", calls, time.perf_counter() - started)
         return {"queries": queries, "query": query, "state": state}

@@ -83,7 +83,7 @@ def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settin
     pipeline = Pipeline(max_runs_per_component=settings.max_rounds + 2)
     pipeline.add_component("router", QueryRouter())
     pipeline.add_component("query_joiner", BranchJoiner(str))
-    pipeline.add_component("rewriter", QueryRewriter())
+    pipeline.add_component("rewriter", QueryRewriter(rewrite_first_round=settings.rewrite_first_round))
     add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings))
     pipeline.add_component("judge", LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score))
     pipeline.add_component("tracker", RoundTracker())

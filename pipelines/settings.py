@@ -31,6 +31,17 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from error
 
 
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be true or false, got {raw!r}")
+
+
 def _env_float(name: str, default: float) -> float:
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -67,6 +78,7 @@ class Settings:
     pass_score: int = 32
     max_rounds: int = 3
     judge_top_n: int = 5
+    rewrite_first_round: bool = False
     llm_timeout: float = 120.0
     llm_max_retries: int = 2
     llm_ctx: int = 4096
@@ -103,6 +115,7 @@ class Settings:
             pass_score=_env_int("PASS_SCORE", 32),
             max_rounds=_env_int("MAX_ROUNDS", 3),
             judge_top_n=_env_int("JUDGE_TOP_N", 5),
+            rewrite_first_round=_env_bool("REWRITE_FIRST_ROUND", False),
             llm_timeout=_env_float("LLM_TIMEOUT", 120.0),
             llm_max_retries=_env_int("LLM_MAX_RETRIES", 2),
             llm_ctx=_env_int("LLM_CTX", 4096),

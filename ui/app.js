@@ -64,7 +64,8 @@ function describeStep(step) {
     case "condense": return ["追问改写", `“${step.from}” → “${step.standalone}”`];
     case "rewrite": {
       const note = step.feedback ? `（依据评估意见：${step.feedback}）` : "";
-      const fallback = step.status === "fallback" ? `；改写失败，只检索原问题：${step.reason}` : "";
+      const fallback = step.status === "fallback" ? `；改写失败，只检索原问题：${step.reason}`
+        : step.status === "skipped" ? `（${step.reason}）` : "";
       return [`第 ${step.round} 轮改写`, `${step.queries.map((q) => `「${q}」`).join(" ")}${note}${fallback}`];
     }
     case "retrieve": return [`检索·${PATH_NAMES[step.path] || step.path}`, `${step.count} 条；前几条：${keys(step.top) || "无"}`];

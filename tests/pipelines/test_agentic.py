@@ -36,21 +36,34 @@ def test_greeting_is_answered_without_retrieval(llm, make_rag):
     assert llm.requests == []  # no LLM call, no retrieval
 
 
-def test_pass_in_round_one(llm, make_rag):
+def test_pass_in_round_one_searches_the_question_as_asked(llm, make_rag):
     llm.add_rule(REWRITER, REWRITE)
     llm.add_rule(JUDGE, judge(9))
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
     assert decisions(result) == ["pass"]
     round1 = result["trace"]["rounds"][0]
-    assert round1["queries"][0] == QUESTION and len(round1["queries"]) == 3
+    assert round1["queries"] == [QUESTION] and round1["rewrite"]["status"] == "skipped"
+    assert llm.calls(REWRITER) == []
     assert round1["evaluation"]["total"] == 36 and round1["evaluation"]["passed"]
     assert round1["retrieved"] and {"key", "score", "paths"} <= set(round1["retrieved"][0])
     assert result["situation"] == "sufficient" and not result["needs_human"]
     assert [c["key"] for c in result["citations"]] == [f"{PIPL}第十四条"]
     assert result["citations"][0]["verified"] and result["unverified_citations"] == []
-    assert result["trace"]["llm_calls"] == {"rewriter": 1, "judge": 1, "answer": 1, "router": 0}
+    assert result["trace"]["llm_calls"] == {"rewriter": 0, "judge": 1, "answer": 1, "router": 0}
     assert result["trace"]["web"] is None
+
+
+def test_rewrite_first_round_setting_rewrites_before_round_one(llm, make_rag, monkeypatch):
+    monkeypatch.setenv("REWRITE_FIRST_ROUND", "true")
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    round1 = result["trace"]["rounds"][0]
+    assert round1["queries"][0] == QUESTION and len(round1["queries"]) == 3
+    assert "个人信息处理者处理个人信息是否应当取得个人同意" in round1["queries"]
+    assert result["trace"]["llm_calls"] == {"rewriter": 1, "judge": 1, "answer": 1, "router": 0}
 
 
 def test_fail_then_rewrite_with_the_note_then_pass(llm, make_rag):
@@ -59,11 +72,13 @@ def test_fail_then_rewrite_with_the_note_then_pass(llm, make_rag):
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
     assert decisions(result) == ["retry", "pass"]
-    second = llm.calls(REWRITER)[1]["messages"][-1]["content"]
-    assert "缺少同意的例外情形" in second and "个人信息处理者处理个人信息是否应当取得个人同意" in second
+    [rewrite_call] = llm.calls(REWRITER)  # only after the judge said what is missing
+    prompt = rewrite_call["messages"][-1]["content"]
+    assert "缺少同意的例外情形" in prompt and f"- {QUESTION}" in prompt
     round2 = result["trace"]["rounds"][1]
     assert round2["feedback"] == "缺少同意的例外情形"
-    assert "处理个人信息无需取得个人同意的情形" in round2["queries"] and round2["queries"][0] == QUESTION
+    assert round2["queries"][0] == QUESTION and "个人信息处理者处理个人信息是否应当取得个人同意" in round2["queries"]
+    assert result["trace"]["llm_calls"] == {"rewriter": 1, "judge": 2, "answer": 1, "router": 0}
     assert result["trace"]["best_round"] == 2 and result["situation"] == "sufficient"
 
 
@@ -126,8 +141,8 @@ def test_non_json_from_the_llm_falls_back_and_fails_the_judge(llm, make_rag):
     llm.add_rule(JUDGE, "证据很好，给满分！")
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
-    round1 = result["trace"]["rounds"][0]
-    assert round1["rewrite"]["status"] == "fallback" and round1["queries"] == [QUESTION]
+    round1, round2 = result["trace"]["rounds"]
+    assert round2["rewrite"]["status"] == "fallback" and round2["queries"] == [QUESTION]
     assert round1["evaluation"]["passed"] is False and "JSON" in round1["evaluation"]["error"]
     assert result["situation"] == "partial"
     assert "评估失败" in llm.calls(ANSWERER)[0]["messages"][-1]["content"]

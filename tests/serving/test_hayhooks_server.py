@@ -118,8 +118,8 @@ def test_stream_ends_with_citations_and_trace_and_follow_up_is_condensed(server)
     assert final, events[-3:]
     payload = json.dumps(final[-1], ensure_ascii=False)
     assert f"{PIPL}第十四条" in payload and "个人信息保护法第十四条规定了什么" in payload
-    rewriter_calls = server["llm"].calls("你是中国法律检索专家")
-    assert any("个人信息保护法第十四条规定了什么" in json.dumps(c, ensure_ascii=False) for c in rewriter_calls)
+    judge_calls = server["llm"].calls("法律检索质量评估员")  # the standalone question is what was searched and judged
+    assert any("个人信息保护法第十四条规定了什么" in json.dumps(c, ensure_ascii=False) for c in judge_calls)
 
 
 def test_index_endpoint_adds_laws_by_name_as_a_form(server):
