@@ -2,6 +2,7 @@ import math
 
 import pytest
 
+from benchmarks.judge_calibration import auc
 from benchmarks.metrics import mean_metrics, percentile, query_metrics
 
 
@@ -26,3 +27,10 @@ def test_mean_and_percentile():
     assert mean_metrics([{"R@1": 1.0}, {"R@1": 0.0}]) == {"R@1": 0.5}
     assert percentile([5, 1, 3, 2, 4], 50) == 3
     assert percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95) == 10
+
+
+def test_judge_auc_counts_wins_and_half_ties():
+    assert auc([30, 20], [10]) == 1.0
+    assert auc([27, 27], [27, 10]) == 0.75  # two ties (½ each) and two wins of four pairs
+    assert auc([10], [20]) == 0.0
+    assert math.isnan(auc([], [1.0]))
