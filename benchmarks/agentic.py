@@ -52,6 +52,12 @@ def score(result: dict, gold: list[str]) -> dict[str, float]:
     }
 
 
+def round_summaries(result: dict) -> list[dict[str, Any]]:
+    """Per round: the judge's total, the queries and the top-20 keys (for offline analysis of the loop)."""
+    return [{"round": r["round"], "total": r["evaluation"]["total"], "queries": r["queries"],
+             "keys": [x["key"] for x in r["retrieved"]][:20]} for r in result["trace"]["rounds"]]
+
+
 def read_log(path: Path, modes: list[str]) -> dict[str, dict[int, dict[str, Any]]]:
     """mode → qid → row, from a per-query log."""
     rows: dict[str, dict[int, dict[str, Any]]] = {m: {} for m in modes}
@@ -119,7 +125,8 @@ def main() -> None:
                 if item["qid"] in rows[mode]:
                     continue
                 result = rag.ask(item["query"], mode=mode)
-                row = {"qid": item["qid"], "mode": mode, **score(result, item["gold"]), "situation": result["situation"]}
+                row = {"qid": item["qid"], "mode": mode, **score(result, item["gold"]), "situation": result["situation"],
+                       "rounds": round_summaries(result)}
                 rows[mode][item["qid"]] = row
                 log.write(json.dumps(row, ensure_ascii=False) + "\n")
                 log.flush()

@@ -2,6 +2,7 @@ import math
 
 import pytest
 
+from benchmarks.agentic import round_summaries
 from benchmarks.judge_calibration import auc
 from benchmarks.metrics import mean_metrics, percentile, query_metrics
 
@@ -34,3 +35,12 @@ def test_judge_auc_counts_wins_and_half_ties():
     assert auc([27, 27], [27, 10]) == 0.75  # two ties (½ each) and two wins of four pairs
     assert auc([10], [20]) == 0.0
     assert math.isnan(auc([], [1.0]))
+
+
+def test_agentic_rows_keep_each_round_for_offline_analysis():
+    retrieved = [{"key": f"k{i}", "score": 1.0, "paths": ["bm25"]} for i in range(25)]
+    result = {"trace": {"rounds": [{"round": 1, "queries": ["q"], "retrieved": retrieved,
+                                    "evaluation": {"total": 27.0}}]}}
+    assert round_summaries(result) == [{"round": 1, "total": 27.0, "queries": ["q"],
+                                        "keys": [f"k{i}" for i in range(20)]}]
+    assert round_summaries({"trace": {"rounds": []}}) == []  # rag mode: no rounds
