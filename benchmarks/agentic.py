@@ -2,7 +2,8 @@
 
 On a fixed random sample of STARD queries over all current articles (the store of benchmarks/indexing.py),
 with the LLM the settings resolve (the embedded llama.cpp model by default). Reports Recall@10 of the final
-evidence, citation recall (gold articles cited in the answer / gold articles), LLM calls per query
+evidence, citation recall (gold articles cited in the answer / gold articles; also counting only the citations the
+model wrote, not the article lists the answer stage appends), LLM calls per query
 (router + rewriter + judge + answer; reranker calls are separate) and seconds per query.
 
     .venv/bin/python benchmarks/agentic.py [--queries PATH] [--sample 60] [--out PATH] [--modes rag,agentic]
@@ -43,10 +44,13 @@ def final_evidence_keys(result: dict) -> list[str]:
 
 def score(result: dict, gold: list[str]) -> dict[str, float]:
     evidence = set(final_evidence_keys(result))
-    cited = {c["key"] for c in result["citations"] if c["type"] == "statute" and c["verified"]}
+    statutes = [c for c in result["citations"] if c["type"] == "statute" and c["verified"]]
+    cited = {c["key"] for c in statutes}
+    written = {c["key"] for c in statutes if c["by_model"]}
     return {
         "recall@10": len(evidence & set(gold)) / len(gold),
         "citation_recall": len(cited & set(gold)) / len(gold),
+        "model_citation_recall": len(written & set(gold)) / len(gold),
         "llm_calls": result["trace"]["llm_calls_total"],
         "seconds": result["trace"]["total_seconds"],
     }
@@ -77,8 +81,11 @@ def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int
         r = [by_qid[q] for q in paired]
         calls = [x["llm_calls"] for x in r]
         secs = [x["seconds"] for x in r]
+        written = [x["model_citation_recall"] for x in r if "model_citation_recall" in x]
+        written_mean = f"{statistics.mean(written):.3f}" if len(written) == len(r) else "–"
         lines.append(f"| {mode} | {len(r)} | {statistics.mean(x['recall@10'] for x in r):.3f} | "
-                     f"{statistics.mean(x['citation_recall'] for x in r):.3f} | {statistics.median(calls):.0f} | "
+                     f"{statistics.mean(x['citation_recall'] for x in r):.3f} | {written_mean} | "
+                     f"{statistics.median(calls):.0f} | "
                      f"{percentile(calls, 95):.0f} | {statistics.median(secs):.1f} | {percentile(secs, 95):.1f} |")
     report = f"""# Agentic vs plain RAG (STARD sample)
 
@@ -87,8 +94,8 @@ Sample: {sample} queries drawn with seed 0 from `{Path(args.queries).name}`; all
 **Completed: {len(paired)} of {sample}** (queries that every mode finished; the table is over these only). {note}
 Per-query rows are in `{args.log}`.
 
-| mode | queries | Recall@10 of final evidence | citation recall | LLM calls median | LLM calls p95 | s/query median | s/query p95 |
-|---|---|---|---|---|---|---|---|
+| mode | queries | Recall@10 of final evidence | citation recall | of which written by the model | LLM calls median | LLM calls p95 | s/query median | s/query p95 |
+|---|---|---|---|---|---|---|---|---|
 {chr(10).join(lines)}
 """
     Path(args.out).write_text(report, encoding="utf-8")

@@ -80,7 +80,9 @@ class AnswerFinalizer:
         best = next((r["evaluation"] for r in state.rounds if r["round"] == state.best_round), last)
         result = {
             "answer": answer,
-            "citations": [citation_of(d, mentions=mentions.get(d.id) or [article_label(d)]) for d in cited],
+            # by_model: the model wrote this citation; False for the article lists this stage appends
+            "citations": [{**citation_of(d, mentions=mentions.get(d.id) or [article_label(d)]), "by_model": d.id in mentions}
+                          for d in cited],
             "unverified_citations": unverified,
             "situation": situation,
             "needs_human": needs_human,

@@ -138,7 +138,7 @@ class KnowledgeAgent:
         check = verify_citations(answer, sources)
         return {
             "answer": check.text, "steps": steps, "stop_reason": stop_reason, "mode": "agent",
-            "citations": [citation_of(d, mentions=check.mentions.get(d.id)) for d in check.verified],
+            "citations": [{**citation_of(d, mentions=check.mentions.get(d.id)), "by_model": True} for d in check.verified],
             "unverified_citations": check.unverified,
             "sources": [citation_of(d) for d in sources],
             "trace": {"route": route, "steps": steps, "stop_reason": stop_reason, "llm_calls_total": llm_calls,

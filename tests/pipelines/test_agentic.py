@@ -93,6 +93,10 @@ def test_round_without_improvement_stops_early_and_web_is_skipped_without_key(ll
     assert result["trace"]["web"]["status"] == "skipped_no_key"
     assert "SERPAPI_API_KEY" in result["answer"]
     assert result["situation"] == "partial" and result["needs_human"]
+    # the answer also lists articles the model did not quote; citations say which ones the model wrote
+    by_model = {c["key"]: c["by_model"] for c in result["citations"]}
+    assert by_model.pop(f"{PIPL}第十四条") is True
+    assert "检索到的其他相关法条" in result["answer"] and by_model and not any(by_model.values())
 
 
 def test_three_failing_rounds_then_web_search_answer_cites_the_web(llm, make_rag, monkeypatch):
