@@ -15,18 +15,14 @@ from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk
 
 from components.llm_component import LLMComponent
-from components.prompt_guard import PromptLeakGuard
-
-ECHO_WINDOW = 16
 
 
-def echo_guard(messages: list[ChatMessage]) -> PromptLeakGuard:
-    """Small models sometimes copy the prompt's instructions (the lines after the ``>>>`` evidence block, not the
-    ``说明：`` notes) into the answer; runs of `ECHO_WINDOW` characters copied from them are dropped."""
+def instruction_lines(messages: list[ChatMessage]) -> list[str]:
+    """The prompt's instructions (the lines after the ``>>>`` evidence block, not the ``说明：`` notes): small models
+    sometimes copy them into the answer, so the LLM call drops copied runs of them (`LLMComponent.chat` ``no_echo``)."""
     user = next((m.text or "" for m in reversed(messages) if m.is_from(ChatRole.USER)), "")
     tail = user.rsplit(">>>", 1)[-1] if ">>>" in user else ""
-    return PromptLeakGuard([line for line in tail.splitlines() if line.strip() and not line.startswith("说明：")],
-                           window=ECHO_WINDOW)
+    return [line for line in tail.splitlines() if line.strip() and not line.startswith("说明：")]
 
 
 @component
@@ -53,6 +49,6 @@ class AnswerGenerator(LLMComponent):
     ) -> dict[str, Any]:
         if situation == "none":
             return {"text": "", "error": "", "llm_calls": 0, "seconds": 0.0}
-        call = self.chat(messages, {"temperature": 0.2, "max_tokens": self.max_tokens}, streaming_callback)
-        text = echo_guard(messages).redact(call.text or "", replacement="").strip()
-        return {"text": text, "error": call.error or "", "llm_calls": 1, "seconds": round(call.seconds, 3)}
+        call = self.chat(messages, {"temperature": 0.2, "max_tokens": self.max_tokens}, streaming_callback,
+                         no_echo=instruction_lines(messages))
+        return {"text": call.text or "", "error": call.error or "", "llm_calls": 1, "seconds": round(call.seconds, 3)}

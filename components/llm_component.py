@@ -24,7 +24,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
 from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError
 
-from components.prompt_guard import GuardedStream, PromptLeakGuard
+from components.prompt_guard import PromptLeakGuard
 
 logger = logging.getLogger(__name__)
 
@@ -84,14 +84,16 @@ class LLMComponent:
         return f"{getattr(generator, 'api_base_url', None)}|{getattr(generator, 'model', None)}"
 
     def chat(
-        self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None, streaming_callback: Any = None
+        self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None, streaming_callback: Any = None,
+        no_echo: list[str] | None = None,
     ) -> LLMCall:
         """One chat call; transport errors, timeouts and empty replies come back as ``error``.
 
         The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``); when they are spent,
         the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls fail at once, so one
         question costs at most one timeout cycle. A free-text reply that repeats the system prompt has those parts
-        removed.
+        removed, and runs of `ECHO_WINDOW` characters copied from ``no_echo`` (instructions a small model may copy
+        into its reply) are dropped; the streamed text gets the same treatment as the returned one.
         """
         if self.chat_generator is None:
             self.warm_up()
@@ -101,8 +103,14 @@ class LLMComponent:
         if time.monotonic() < _unavailable_until.get(endpoint, 0.0):
             return LLMCall(None, "LLM 暂时不可用（刚才的请求已失败，稍后自动重试）", 0.0)
         json_mode = bool((generation_kwargs or {}).get("response_format"))  # structured output quotes its format
-        guard = PromptLeakGuard([] if json_mode else [m.text or "" for m in messages if m.is_from(ChatRole.SYSTEM)])
-        stream = guard.stream_filter(streaming_callback) if guard.active else streaming_callback
+        guards = [guard for guard in (
+            PromptLeakGuard(no_echo or [], window=ECHO_WINDOW, replacement="", stop_stream=False),
+            PromptLeakGuard([] if json_mode else [m.text or "" for m in messages if m.is_from(ChatRole.SYSTEM)]),
+        ) if guard.active]
+        stream, filters = streaming_callback, []
+        for guard in reversed(guards):  # the first guard sees the raw chunks, and forwards to the next
+            stream = guard.stream_filter(stream)
+            filters.append(stream)
         try:
             result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
                                              streaming_callback=stream)
@@ -115,15 +123,19 @@ class LLMComponent:
             logger.warning("LLM call failed: {error}", error=type(error).__name__)
             return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
         _unavailable_until.pop(endpoint, None)
-        if isinstance(stream, GuardedStream):
-            stream.flush()
+        for stream_filter in reversed(filters):  # the outermost first, so each flush reaches the next one
+            if stream_filter is not None:
+                stream_filter.flush()
         replies = result.get("replies") or []
-        text = guard.redact(replies[0].text) if replies and replies[0].text else None
+        text = replies[0].text if replies else None
+        for guard in guards:
+            text = guard.redact(text) if text else text
         if not text:
             return LLMCall(None, "LLM 返回了空回复", time.perf_counter() - started)
         return LLMCall(text, None, time.perf_counter() - started, replies[0])
 
 
+ECHO_WINDOW = 16  # a reply repeating this many consecutive characters of a ``no_echo`` text drops them
 _unavailable_until: dict[str, float] = {}  # endpoint → monotonic time until which calls fail fast
 
 

@@ -39,3 +39,16 @@ def test_stream_filter_sends_everything_once_the_reply_ends_without_a_leak():
     assert len("".join(seen)) == len(reply) - WINDOW  # the last window is held back until the reply ends
     forward.flush()
     assert "".join(seen) == reply
+
+
+def test_a_dropping_guard_streams_exactly_the_redacted_reply():
+    instruction = "【尚缺信息】还缺少哪些信息或规定。"
+    guard = PromptLeakGuard([instruction], window=8, replacement="", stop_stream=False)
+    reply = f"{instruction}\n依据第十四条需要同意。{instruction}最后一句。"
+    seen: list[str] = []
+    forward = guard.stream_filter(lambda chunk: seen.append(chunk.content))
+    for i in range(0, len(reply), 3):
+        forward(StreamingChunk(content=reply[i:i + 3]))
+        assert guard.redact(reply).startswith("".join(seen))  # never sends what is later taken back
+    forward.flush()
+    assert "".join(seen) == guard.redact(reply) == "依据第十四条需要同意。最后一句。"

@@ -254,3 +254,15 @@ def test_instructions_echoed_by_a_small_model_are_dropped_from_the_answer(llm, m
     assert result["answer"].startswith("【初步结论】现有资料可能不足以完整回答。依据")
     assert "然后根据证据写出" not in result["answer"] and "还缺少哪些信息或规定" not in result["answer"]
     assert f"《{PIPL}》第十四条" in result["answer"]
+
+
+def test_instructions_echoed_while_streaming_are_dropped_from_the_stream_too(llm, make_rag):
+    echo = f"【尚缺信息】还缺少哪些信息或规定。\n依据《{PIPL}》第十四条，需要取得同意。"
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(6, "缺少例外"), judge(5, "缺少例外")])
+    llm.add_rule(ANSWERER, echo)
+    streamed: list[str] = []
+    result = make_rag().ask(QUESTION, streaming_callback=lambda chunk: streamed.append(chunk.content))
+    text = "".join(streamed)
+    assert text.startswith("依据") and "还缺少哪些信息或规定" not in text
+    assert result["answer"].startswith(text)  # what streamed is what the answer says
