@@ -110,3 +110,11 @@ def test_demo_sets_up_indexes_and_answers(settings, capsys, monkeypatch):
     assert code == 0, err
     assert "added" in out and "74" in out and QUERY in out
     assert "第十四条" in out and "中华人民共和国个人信息保护法第十四条" in out  # the answer and its citation list
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [("REWRITE_FIRST_ROUND", "maybe", "must be true or false"),
+                                                        ("MAX_ROUNDS", "three", "must be an integer")])
+def test_a_bad_setting_is_a_one_line_error(settings, capsys, monkeypatch, name, value, message):
+    monkeypatch.setenv(name, value)
+    code, _, err = run_cli(capsys, "search", "个人信息")
+    assert code == 2 and name in err and message in err and "Traceback" not in err
