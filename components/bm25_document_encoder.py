@@ -21,7 +21,7 @@ from dataclasses import replace
 from haystack import Document, component
 from haystack.dataclasses import SparseEmbedding
 
-from components.jieba_tokenizer import JiebaTokenizer, term_id
+from components.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer, term_id
 
 
 def bm25_text(doc: Document, meta_fields: list[str]) -> str:
@@ -39,6 +39,8 @@ class JiebaBM25DocumentEncoder:
     :param mode: jieba mode, ``search`` or ``accurate`` (must match the retriever's).
     :param user_dict: jieba user dictionary path; ``None`` = the bundled legal terms, ``""`` = none.
     :param stopwords: stopword list path; ``None`` = the bundled list, ``""`` = none.
+    :param char_ngrams: character n-gram sizes indexed besides the words (default unigrams and bigrams;
+        ``[]`` = words only; must match the retriever's).
     """
 
     def __init__(
@@ -47,12 +49,15 @@ class JiebaBM25DocumentEncoder:
         mode: str = "search",
         user_dict: str | None = None,
         stopwords: str | None = None,
+        char_ngrams: list[int] | None = None,
     ) -> None:
         self.meta_fields_to_index = meta_fields_to_index if meta_fields_to_index is not None else ["law", "chapter"]
         self.mode = mode
         self.user_dict = user_dict
         self.stopwords = stopwords
-        self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords)
+        self.char_ngrams = list(DEFAULT_CHAR_NGRAMS) if char_ngrams is None else list(char_ngrams)
+        self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords,
+                                         char_ngrams=self.char_ngrams)
 
     @component.output_types(documents=list[Document])
     def run(self, documents: list[Document]) -> dict[str, list[Document]]:

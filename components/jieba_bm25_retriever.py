@@ -19,7 +19,7 @@ from haystack.utils.filters import document_matches_filter
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.collection_mirror import mirror_for
-from components.jieba_tokenizer import JiebaTokenizer
+from components.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
 from components.ranking import Ranking
 from document_store.qdrant_store import shared_store_from_dict
 
@@ -39,6 +39,8 @@ class JiebaBM25Retriever:
     :param mode: jieba mode, ``search`` or ``accurate``.
     :param user_dict: jieba user dictionary path; ``None`` = the bundled legal terms.
     :param stopwords: stopword list path; ``None`` = the bundled list, ``""`` = none.
+    :param char_ngrams: character n-gram sizes indexed besides the words (default unigrams and bigrams;
+        ``[]`` = words only; must match the document encoder's).
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
     """
 
@@ -51,6 +53,7 @@ class JiebaBM25Retriever:
         mode: str = "search",
         user_dict: str | None = None,
         stopwords: str | None = None,
+        char_ngrams: list[int] | None = None,
         filters: dict[str, Any] | None = None,
     ) -> None:
         if top_k < 1:
@@ -64,15 +67,18 @@ class JiebaBM25Retriever:
         self.mode = mode
         self.user_dict = user_dict
         self.stopwords = stopwords
+        self.char_ngrams = list(DEFAULT_CHAR_NGRAMS) if char_ngrams is None else list(char_ngrams)
         self.filters = filters
-        self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords)
+        self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords,
+                                         char_ngrams=self.char_ngrams)
 
     def warm_up(self) -> None:
         """Load the BM25 matrix now rather than on the first query."""
         mirror_for(self.document_store).refresh()
 
     def to_dict(self) -> dict[str, Any]:
-        init = {k: getattr(self, k) for k in ("top_k", "k1", "b", "mode", "user_dict", "stopwords", "filters")}
+        init = {k: getattr(self, k) for k in ("top_k", "k1", "b", "mode", "user_dict", "stopwords", "char_ngrams",
+                                                  "filters")}
         return default_to_dict(self, document_store=self.document_store.to_dict(), **init)
 
     @classmethod

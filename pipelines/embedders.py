@@ -26,6 +26,7 @@ from haystack_integrations.components.embedders.sentence_transformers import (
     SentenceTransformersTextEmbedder,
 )
 
+from components.jieba_tokenizer import DEFAULT_CHAR_NGRAMS
 from pipelines.settings import Settings
 
 META_FIELDS_TO_EMBED = ["law", "chapter"]
@@ -91,14 +92,15 @@ def _digest(path: str, size: int, mtime: float) -> str:
 
 
 def embedding_fingerprint(settings: Settings) -> str:
-    """Identifies the vectors an embedder makes: backend, the weights' digest (the model name for a hub model),
-    passage prefix, the embedded meta fields and the dimension. Indexing records it per source; a knowledge base
-    built with other vectors is re-embedded by the next `index` run and flagged until then."""
+    """Identifies the vectors indexing makes: backend, the weights' digest (the model name for a hub model),
+    passage prefix, the embedded meta fields and the dimension, and the BM25 terms' character n-grams. Indexing
+    records it per source; a knowledge base built with other vectors is re-embedded by the next `index` run and
+    flagged until then."""
     arguments = model_arguments(settings)
     folder = Path(arguments["model"])
     names = [arguments["model_kwargs"]["file_name"]] if "model_kwargs" in arguments else list(WEIGHT_FILES)
     weights = next((folder / name for name in names if (folder / name).is_file()), None)
     identity = _digest(str(weights), weights.stat().st_size, weights.stat().st_mtime) if weights else arguments["model"]
     text = "|".join([settings.embedding_backend, identity, settings.passage_prefix, ",".join(META_FIELDS_TO_EMBED),
-                     str(settings.embedding_dim)])
+                     str(settings.embedding_dim), f"bm25-char-ngrams={list(DEFAULT_CHAR_NGRAMS)}"])
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -8,6 +8,7 @@ from haystack.utils import Secret
 from components.citation_lookup import CitationLookup, article_no
 from components.dense_retriever import DenseRetriever
 from components.jieba_bm25_retriever import JiebaBM25Retriever
+from components.jieba_tokenizer import JiebaTokenizer
 from components.llm_relevance_ranker import LLMRelevanceRanker
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
@@ -28,6 +29,22 @@ def test_bm25_path(fixture_store):
     assert keys(out["rankings"][1].documents)[0] == f"{LAW_A}第三条"
     assert out["documents"] == out["rankings"][0].documents
     assert all(r.path == "bm25" for r in out["rankings"])
+
+
+def test_bm25_character_ngrams_match_where_words_do_not(fixture_store):
+    # “停车” is one jieba word; the statute says “停放”: only the shared character “停” connects them
+    words_only = JiebaBM25Retriever(document_store=fixture_store, top_k=3, char_ngrams=[])
+    assert words_only.run(queries=["停车"])["documents"] == []
+    out = JiebaBM25Retriever(document_store=fixture_store, top_k=3).run(queries=["停车"])
+    assert keys(out["documents"])[0] == f"{LAW_B}第一条"
+
+
+def test_tokenizer_adds_marked_character_ngrams():
+    tokens = JiebaTokenizer(stopwords="").tokenize("同意，A1")
+    assert tokens == ["同意", "a1", "#同", "#意", "#同意", "#a", "#1", "#a1"]  # no n-gram spans the comma
+    assert JiebaTokenizer(char_ngrams=()).tokenize("同意，A1") == ["同意", "a1"]
+    with pytest.raises(ValueError, match="char_ngrams"):
+        JiebaTokenizer(char_ngrams=(0,))
 
 
 def test_dense_path(fixture_store, settings):
