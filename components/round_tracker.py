@@ -1,6 +1,11 @@
 """RoundTracker: closes a retrieval round — records its trace, keeps the best evidence of all rounds so far,
 and sets the flags the loop's `ConditionalRouter` decides on (``passed``, ``improved``, ``round``).
 
+Best evidence = the round with the highest judge total. On a tie the later round's evidence is kept (the loop
+still stops, as the round did not improve): every round searches the original question, later rounds add the
+rewrites, and on STARD the fused original + rewrites found more gold articles than the original alone
+(benchmarks/reports/agentic.md).
+
 Usage::
 
     tracker = RoundTracker()
@@ -24,7 +29,7 @@ class RoundTracker:
         state.round += 1
         total = float(evaluation.get("total", 0.0))
         state.improved = total > state.best_score
-        if state.improved:
+        if total >= state.best_score:  # a tie goes to the later round: it searched the original and the rewrites
             state.best_score, state.best_round, state.best_documents = total, state.round, list(documents)
         state.last_score = total
         state.passed = bool(evaluation.get("passed"))

@@ -99,6 +99,17 @@ def test_round_without_improvement_stops_early_and_web_is_skipped_without_key(ll
     assert "检索到的其他相关法条" in result["answer"] and by_model and not any(by_model.values())
 
 
+def test_a_tied_round_stops_the_loop_but_its_evidence_goes_forward(llm, make_rag):
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(5, "缺少罚则"), judge(5, "仍缺少罚则")])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert decisions(result) == ["retry", "web_search"]
+    assert len(llm.calls(JUDGE)) == 2  # a tie is no improvement: no third round
+    rounds = result["trace"]["rounds"]
+    assert result["trace"]["best_round"] == 2 and len(rounds[1]["queries"]) > len(rounds[0]["queries"])
+
+
 def test_three_failing_rounds_then_web_search_answer_cites_the_web(llm, make_rag, monkeypatch):
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2, REWRITE.replace("是否", "需否")])
     llm.add_rule(JUDGE, [judge(2, "缺少A"), judge(3, "缺少B"), judge(4, "缺少C")])
