@@ -226,6 +226,10 @@ def _make_module_class() -> type:
             )
             options = ort.SessionOptions()
             options.intra_op_num_threads = int(intra_op_num_threads)
+            # Idle ORT threads otherwise spin for a while after each run, holding the cores that BM25 and the
+            # dense search need next: on 2 cores hybrid retrieval p50 / p95 went from 17–24 / 37–39 ms to
+            # 17 / 22.5 ms with spinning off (benchmarks/reports/retrieval.md).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
             self._input_names = {i.name for i in self.session.get_inputs()}
 

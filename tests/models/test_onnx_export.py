@@ -97,6 +97,12 @@ def test_ranking_check_and_prompts(int8_model) -> None:
     assert float(a[0] @ q) > 0.98
 
 
+def test_idle_encoder_threads_do_not_spin(int8_model) -> None:
+    # spinning ORT threads held both cores after each query and slowed BM25 / the dense search that follow
+    options = int8_model[0].session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 def test_haystack_embedder(onnx_folder: Path) -> None:
     from haystack import Document
     from haystack_integrations.components.embedders.sentence_transformers import (
