@@ -17,6 +17,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -36,6 +37,17 @@ def bench_settings(backend: str | None = None) -> Settings:
     if backend:
         changes["embedding_backend"] = backend
     return dataclasses.replace(settings, **changes)
+
+
+def bench_retrieval(settings: Settings, top_k: int = 10) -> tuple[Any, Any]:
+    """The bench store and a warmed-up hybrid retrieval pipeline over it (what round 1 of the agentic pipeline
+    runs); close the store when done."""
+    from pipelines.retrieval import build_retrieval_pipeline
+
+    store = open_document_store(settings)
+    pipeline = build_retrieval_pipeline(store, settings, top_k=top_k)
+    pipeline.warm_up()
+    return store, pipeline
 
 
 def peak_rss_mib() -> float:

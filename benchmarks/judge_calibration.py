@@ -22,13 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from benchmarks.indexing import bench_settings
+from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.llm_quality_judge import LLMQualityJudge
-from document_store.qdrant_store import open_document_store
 from pipelines.llm import resolve_endpoint
-from pipelines.retrieval import build_retrieval_pipeline, retrieve
+from pipelines.retrieval import retrieve
 
 
 def auc(positives: list[float], negatives: list[float]) -> float:
@@ -58,9 +57,7 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/reports/judge_calibration.md")
     args = parser.parse_args()
     settings = bench_settings()
-    store = open_document_store(settings)
-    pipeline = build_retrieval_pipeline(store, settings, top_k=10)
-    pipeline.warm_up()
+    store, pipeline = bench_retrieval(settings)
     judge = LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)
     judge.warm_up()
     rows = []

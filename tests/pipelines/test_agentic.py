@@ -82,14 +82,18 @@ def test_fail_then_rewrite_with_the_note_then_pass(llm, make_rag):
     assert result["trace"]["best_round"] == 2 and result["situation"] == "sufficient"
 
 
-def test_round_without_improvement_stops_early_and_web_is_skipped_without_key(llm, make_rag):
+# a worse round 2 leaves round 1's evidence; a tie is no improvement either (the loop stops) but keeps round 2's,
+# which searched the rewrites as well as the original
+@pytest.mark.parametrize(("second_score", "best_round"), [(4, 1), (5, 2)])
+def test_round_without_improvement_stops_early_and_web_is_skipped_without_key(llm, make_rag, second_score,
+                                                                             best_round):
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
-    llm.add_rule(JUDGE, [judge(5, "缺少罚则"), judge(4, "仍缺少罚则")])
+    llm.add_rule(JUDGE, [judge(5, "缺少罚则"), judge(second_score, "仍缺少罚则")])
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
     assert decisions(result) == ["retry", "web_search"]
     assert len(llm.calls(JUDGE)) == 2  # no third round
-    assert result["trace"]["best_round"] == 1  # the better round's evidence goes forward
+    assert result["trace"]["best_round"] == best_round
     assert result["trace"]["web"]["status"] == "skipped_no_key"
     assert "SERPAPI_API_KEY" in result["answer"]
     assert result["situation"] == "partial" and result["needs_human"]
@@ -97,17 +101,6 @@ def test_round_without_improvement_stops_early_and_web_is_skipped_without_key(ll
     by_model = {c["key"]: c["by_model"] for c in result["citations"]}
     assert by_model.pop(f"{PIPL}第十四条") is True
     assert "检索到的其他相关法条" in result["answer"] and by_model and not any(by_model.values())
-
-
-def test_a_tied_round_stops_the_loop_but_its_evidence_goes_forward(llm, make_rag):
-    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
-    llm.add_rule(JUDGE, [judge(5, "缺少罚则"), judge(5, "仍缺少罚则")])
-    llm.add_rule(ANSWERER, GOOD_ANSWER)
-    result = make_rag().ask(QUESTION)
-    assert decisions(result) == ["retry", "web_search"]
-    assert len(llm.calls(JUDGE)) == 2  # a tie is no improvement: no third round
-    rounds = result["trace"]["rounds"]
-    assert result["trace"]["best_round"] == 2 and len(rounds[1]["queries"]) > len(rounds[0]["queries"])
 
 
 def test_three_failing_rounds_then_web_search_answer_cites_the_web(llm, make_rag, monkeypatch):
