@@ -68,7 +68,7 @@ def main() -> None:
         evaluation = judge.run(query=question, documents=first)["evaluation"]
         state = LoopState(query=question, round=1, missing=str(evaluation.get("missing") or ""),
                           tried_queries=[question])
-        hyde = generator.run(messages=[ChatMessage.from_system(HYDE_SYSTEM), ChatMessage.from_user(question)],
+        hyde = generator.run(messages=[ChatMessage.from_system(HYDE_SYSTEM), ChatMessage.from_user(f"用户问题：{question}")],
                              generation_kwargs={"temperature": 0, "max_tokens": 200})["replies"][0].text or ""
         queries = {"original": [question], "rewrite": rewriter.run(query=question)["queries"],
                    "after_note": rewriter.run(query=question, state=state)["queries"],
@@ -93,7 +93,7 @@ Recall@10 of the hybrid retrieval, {len(rows)} queries (the first {args.sample} 
 
 Queries where the variants differ:
 
-| qid {header}
+| qid | {header}
 |---|{'---|' * len(VARIANTS)}
 {changed}
 """
