@@ -17,7 +17,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -27,6 +27,10 @@ from document_store.qdrant_store import open_document_store
 from pipelines.embedders import META_FIELDS_TO_EMBED, load_sentence_transformer
 from pipelines.indexing import Indexer, Source, build_indexing_pipeline, law_sources
 from pipelines.settings import Settings
+
+if TYPE_CHECKING:
+    from haystack import Pipeline
+    from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 BENCH_COLLECTION = "statutes_all"
 
@@ -39,7 +43,7 @@ def bench_settings(backend: str | None = None) -> Settings:
     return dataclasses.replace(settings, **changes)
 
 
-def bench_retrieval(settings: Settings, top_k: int = 10) -> tuple[Any, Any]:
+def bench_retrieval(settings: Settings, top_k: int = 10) -> tuple[QdrantDocumentStore, Pipeline]:
     """The bench store and a warmed-up hybrid retrieval pipeline over it (what round 1 of the agentic pipeline
     runs); close the store when done."""
     from pipelines.retrieval import build_retrieval_pipeline

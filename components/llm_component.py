@@ -28,6 +28,8 @@ from components.prompt_guard import PromptLeakGuard
 
 logger = logging.getLogger(__name__)
 
+ECHO_WINDOW = 16  # a reply repeating this many consecutive characters of a ``no_echo`` text drops them
+
 ROLES = ("main", "light")
 
 
@@ -108,9 +110,10 @@ class LLMComponent:
             PromptLeakGuard([] if json_mode else [m.text or "" for m in messages if m.is_from(ChatRole.SYSTEM)]),
         ) if guard.active]
         stream, filters = streaming_callback, []
-        for guard in reversed(guards):  # the first guard sees the raw chunks, and forwards to the next
-            stream = guard.stream_filter(stream)
-            filters.append(stream)
+        if streaming_callback is not None:
+            for guard in reversed(guards):  # the first guard sees the raw chunks, and forwards to the next
+                stream = guard.stream_filter(stream)
+                filters.append(stream)
         try:
             result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
                                              streaming_callback=stream)
@@ -124,8 +127,7 @@ class LLMComponent:
             return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
         _unavailable_until.pop(endpoint, None)
         for stream_filter in reversed(filters):  # the outermost first, so each flush reaches the next one
-            if stream_filter is not None:
-                stream_filter.flush()
+            stream_filter.flush()
         replies = result.get("replies") or []
         text = replies[0].text if replies else None
         for guard in guards:
@@ -135,7 +137,6 @@ class LLMComponent:
         return LLMCall(text, None, time.perf_counter() - started, replies[0])
 
 
-ECHO_WINDOW = 16  # a reply repeating this many consecutive characters of a ``no_echo`` text drops them
 _unavailable_until: dict[str, float] = {}  # endpoint → monotonic time until which calls fail fast
 
 

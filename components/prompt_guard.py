@@ -47,57 +47,86 @@ class PromptLeakGuard:
         return bool(self._grams)
 
     def leaks(self, text: str) -> bool:
-        return any(text[i:i + self.window] in self._grams for i in range(len(text) - self.window + 1))
+        return _Redaction(self).feed(text)
 
-    def redact(self, text: str, end: int | None = None) -> str:
-        """``text`` with every copied run replaced, leading whitespace left out; ``end``: only ``text[:end]``, judged
-        with the windows that reach past it (so the result for a growing text only ever grows)."""
-        end = len(text) if end is None else max(0, end)
-        leaked = [False] * len(text)
-        for i in range(len(text) - self.window + 1):
-            if text[i:i + self.window] in self._grams:
-                leaked[i:i + self.window] = [True] * self.window
-        out, i = [], 0
-        while i < end:
-            if leaked[i]:
-                while i < end and leaked[i]:
-                    i += 1
-                out.append(self.replacement)
-            else:
-                out.append(text[i])
-                i += 1
-        return "".join(out).lstrip()
+    def redact(self, text: str) -> str:
+        """``text`` with every copied run replaced, leading whitespace left out."""
+        redaction = _Redaction(self)
+        redaction.feed(text)
+        return redaction.take()
 
     def stream_filter(self, callback: Callable[[Any], None] | None) -> GuardedStream | None:
         """Wraps a streaming callback so that no copied run is ever forwarded (see `GuardedStream`)."""
         return None if callback is None else GuardedStream(self, callback)
 
 
+class _Redaction:
+    """The redaction of a growing text, built incrementally: `feed` checks only the windows the new text
+    completes, `take` returns the redacted characters up to ``end`` not taken before. Characters more than a
+    window before the end can no longer change, so what `take` returns is never taken back."""
+
+    def __init__(self, guard: PromptLeakGuard) -> None:
+        self.guard = guard
+        self.text, self.leaked = "", []
+        self.scanned = self.taken = 0  # windows starting before `scanned` are checked; `taken` characters returned
+        self.in_run = self.started = False  # inside a copied run; something other than whitespace returned
+
+    def feed(self, more: str) -> bool:
+        """Append ``more``; True when it completes a copied run."""
+        self.text += more
+        self.leaked.extend([False] * len(more))
+        window, found = self.guard.window, False
+        last = len(self.text) - window + 1
+        for i in range(self.scanned, last):
+            if self.text[i:i + window] in self.guard._grams:
+                self.leaked[i:i + window] = [True] * window
+                found = True
+        self.scanned = max(self.scanned, last)
+        return found
+
+    def take(self, end: int | None = None) -> str:
+        end = len(self.text) if end is None else end
+        out = []
+        for i in range(self.taken, end):
+            if not self.leaked[i]:
+                out.append(self.text[i])
+                self.in_run = False
+            elif not self.in_run:
+                out.append(self.guard.replacement)
+                self.in_run = True
+        self.taken = max(self.taken, end)
+        piece = "".join(out)
+        if not self.started:
+            piece = piece.lstrip()
+            self.started = bool(piece)
+        return piece
+
+
 class GuardedStream:
     """A streaming callback that forwards the redacted text ``window`` characters late (a copied run is only seen
     whole); with ``stop_stream`` it stops for good once the streamed text repeats a secret. `flush()` at the end of
-    the reply sends the held-back tail. What it forwards is always a prefix of ``guard.redact(full reply)``."""
+    the reply sends the held-back tail. What it forwards is always a prefix of ``guard.redact(full reply)``, and
+    each character is checked once (a long answer streamed in small chunks costs linear, not quadratic, time)."""
 
     def __init__(self, guard: PromptLeakGuard, callback: Callable[[Any], None]) -> None:
         self.guard, self.callback = guard, callback
-        self.text, self.sent, self.stopped = "", 0, False
+        self.stopped = False
+        self._redaction = _Redaction(guard)
         self._last: Any = None
 
-    def _forward(self, out: str) -> None:
-        if len(out) > self.sent and self._last is not None:
-            self.callback(replace(self._last, content=out[self.sent:]))
-            self.sent = len(out)
+    def _forward(self, piece: str) -> None:
+        if piece and self._last is not None:
+            self.callback(replace(self._last, content=piece))
 
     def __call__(self, chunk: Any) -> None:
         if self.stopped or not chunk.content:
             return
-        self.text += chunk.content
         self._last = chunk
-        if self.guard.stop_stream and self.guard.leaks(self.text):
+        if self._redaction.feed(chunk.content) and self.guard.stop_stream:
             self.stopped = True
             return
-        self._forward(self.guard.redact(self.text, end=len(self.text) - self.guard.window))
+        self._forward(self._redaction.take(len(self._redaction.text) - self.guard.window))
 
     def flush(self) -> None:
         if not self.stopped:
-            self._forward(self.guard.redact(self.text))
+            self._forward(self._redaction.take())

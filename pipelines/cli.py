@@ -63,9 +63,9 @@ def _warn_incomplete(manifest: SourceManifest, settings: Settings) -> None:
         print(f"warning: {record.source} was interrupted during indexing; results may be incomplete. "
               "Re-run `python -m pipelines index` to finish it.", file=sys.stderr)
     if stale := manifest.other_embeddings(embedding_fingerprint(settings)):
-        print(f"warning: {len(stale)} source(s) were embedded with another embedding model or settings than the "
-              "current ones, so dense retrieval on them is unreliable. Re-run `python -m pipelines index` with the "
-              "same sources to re-embed them.", file=sys.stderr)
+        print(f"warning: {len(stale)} source(s) were embedded with another embedding model or settings (dense "
+              "vectors or BM25 terms) than the current ones, so retrieval on them is unreliable. Re-run "
+              "`python -m pipelines index` with the same sources to re-embed them.", file=sys.stderr)
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> None:

@@ -1,3 +1,6 @@
+import random
+
+import pytest
 from haystack.dataclasses import StreamingChunk
 
 from components.prompt_guard import REDACTED, WINDOW, PromptLeakGuard, quote_data
@@ -52,3 +55,22 @@ def test_a_dropping_guard_streams_exactly_the_redacted_reply():
         assert guard.redact(reply).startswith("".join(seen))  # never sends what is later taken back
     forward.flush()
     assert "".join(seen) == guard.redact(reply) == "依据第十四条需要同意。最后一句。"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_streamed_text_equals_the_redacted_reply_for_any_chunking(seed):
+    rng = random.Random(seed)
+    pieces = [SECRET[:15], SECRET[5:30], "  ", "需要同意。", "依据第十四条，", "\n", SECRET[-13:]]
+    reply = "".join(rng.choice(pieces) for _ in range(12))
+    for guard in (PromptLeakGuard([SECRET], window=8, replacement="", stop_stream=False), PromptLeakGuard([SECRET])):
+        seen: list[str] = []
+        forward = guard.stream_filter(lambda chunk, out=seen: out.append(chunk.content))
+        i = 0
+        while i < len(reply):
+            step = rng.randint(1, 6)
+            forward(StreamingChunk(content=reply[i:i + step]))
+            i += step
+            assert guard.redact(reply).startswith("".join(seen))
+        forward.flush()
+        if not guard.stop_stream or not guard.leaks(reply):
+            assert "".join(seen) == guard.redact(reply)
