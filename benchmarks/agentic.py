@@ -42,15 +42,20 @@ def final_evidence_keys(result: dict) -> list[str]:
     return [r["key"] for r in trace["route"].get("retrieved", [])][:10]
 
 
-def score(result: dict, gold: list[str]) -> dict[str, float]:
-    evidence = set(final_evidence_keys(result))
+def citation_recalls(result: dict, gold: list[str]) -> dict[str, float]:
+    """Gold articles cited (verified) in the answer / gold articles; also counting only those the model wrote."""
     statutes = [c for c in result["citations"] if c["type"] == "statute" and c["verified"]]
     cited = {c["key"] for c in statutes}
     written = {c["key"] for c in statutes if c["by_model"]}
+    return {"citation_recall": len(cited & set(gold)) / len(gold),
+            "model_citation_recall": len(written & set(gold)) / len(gold)}
+
+
+def score(result: dict, gold: list[str]) -> dict[str, float]:
+    evidence = set(final_evidence_keys(result))
     return {
         "recall@10": len(evidence & set(gold)) / len(gold),
-        "citation_recall": len(cited & set(gold)) / len(gold),
-        "model_citation_recall": len(written & set(gold)) / len(gold),
+        **citation_recalls(result, gold),
         "llm_calls": result["trace"]["llm_calls_total"],
         "seconds": result["trace"]["total_seconds"],
     }

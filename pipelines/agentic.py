@@ -59,7 +59,8 @@ def loop_routes(max_rounds: int) -> list[dict[str, Any]]:
     ]
 
 
-def _add_answer_stage(pipeline: Pipeline) -> None:
+def add_answer_stage(pipeline: Pipeline) -> None:
+    """Selector → prompt → answer → finalizer: takes ``selector.state`` (a `LoopState`), gives ``finalizer.result``."""
     pipeline.add_component("selector", EvidenceSelector())
     pipeline.add_component("prompt", ChatPromptBuilder(template=ANSWER_TEMPLATE,
                                                        required_variables=["query", "evidence", "situation"]))
@@ -91,7 +92,7 @@ def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settin
     pipeline.add_component("web_search", SerpAPIWebSearch())
     pipeline.add_component("web_merger", WebEvidenceMerger())
     pipeline.add_component("state_joiner", BranchJoiner(LoopState))
-    _add_answer_stage(pipeline)
+    add_answer_stage(pipeline)
 
     pipeline.connect("router.query", "query_joiner.value")
     pipeline.connect("query_joiner.value", "rewriter.query")
@@ -124,7 +125,7 @@ def build_rag_pipeline(document_store: QdrantDocumentStore, settings: Settings, 
     pipeline = Pipeline()
     add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings))
     pipeline.add_component("state", RetrievalState())
-    _add_answer_stage(pipeline)
+    add_answer_stage(pipeline)
     evidence = "reranker.documents" if "reranker" in pipeline.graph.nodes else "joiner.documents"
     pipeline.connect(evidence, "state.documents")
     pipeline.connect("state.state", "selector.state")

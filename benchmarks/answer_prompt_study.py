@@ -1,0 +1,145 @@
+"""Does the answer prompt make the model cite fewer gold articles when the judge did not pass the evidence?
+
+`benchmarks/agentic.py` found that the model's own citations recall fewer gold articles in agentic mode (whose
+answers, with the local judge, are nearly all ``partial``) than in rag mode (``unjudged``). This study holds the
+evidence fixed and varies only the answer prompt's situation, over the queries of an agentic benchmark log:
+
+- ``rag/unjudged``: the evidence of the question alone (round 1 = the rag baseline), the ``unjudged`` prompt;
+- ``agentic/unjudged``: the agentic run's best-round evidence (its logged queries retrieved again), same prompt;
+- ``agentic/judged``: the same evidence, judged again for the answer's situation and note (``partial`` unless the
+  judge passes it or rates its relevance ≤ 1), as the agentic pipeline answers.
+
+Metric: citation recall of the model's own verified citations (and with the appended article lists). A query whose
+top-5 evidence (what the answer sees) holds no gold article scores 0 without an LLM call: no verified citation can
+name a gold article then. Writes a Markdown report with per-query rows.
+
+    .venv/bin/python benchmarks/answer_prompt_study.py [--log benchmarks/reports/agentic_runs.jsonl] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from haystack import Document, Pipeline
+
+from benchmarks.agentic import citation_recalls, read_log
+from benchmarks.indexing import bench_retrieval, bench_settings
+from benchmarks.metrics import load_queries
+from benchmarks.retrieval import DEFAULT_QUERIES
+from components.evidence_selector import EvidenceSelector
+from components.llm_quality_judge import LLMQualityJudge
+from components.loop_state import LoopState
+from components.retrieval_state import RetrievalState
+from components.round_tracker import RoundTracker
+from pipelines.agentic import add_answer_stage
+from pipelines.retrieval import retrieve
+
+VARIANTS = ("rag/unjudged", "agentic/unjudged", "agentic/judged")
+SEEN = EvidenceSelector().max_local  # articles the answer prompt is given
+
+
+def best_round(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The round whose evidence the agentic answer used: the highest judge total, a tie to the later round."""
+    best = rounds[0]
+    for entry in rounds[1:]:
+        if entry["total"] >= best["total"]:
+            best = entry
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
+    parser.add_argument("--log", default="benchmarks/reports/agentic_runs.jsonl", help="an agentic benchmark log")
+    parser.add_argument("--sample", type=int, default=60, help="the sample size of that benchmark run")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"a subset of {','.join(VARIANTS)}")
+    parser.add_argument("--out", default="benchmarks/reports/answer_prompt_study.md")
+    args = parser.parse_args()
+    variants = args.variants.split(",")
+    if unknown := set(variants) - set(VARIANTS):
+        parser.error(f"unknown variants: {', '.join(sorted(unknown))}")
+    settings = bench_settings()
+    store, retrieval = bench_retrieval(settings)
+    judge = LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)
+    judge.warm_up()
+    answer_stage = Pipeline()
+    add_answer_stage(answer_stage)
+    logged = read_log(Path(args.log), ["agentic"])["agentic"]
+    sample = random.Random(0).sample(load_queries(args.queries), args.sample)
+    items = [item for item in sample if logged.get(item["qid"], {}).get("rounds")]
+
+    def answer(state: LoopState, gold: list[str]) -> dict[str, Any]:
+        result = answer_stage.run({"selector": {"state": state}})["finalizer"]["result"]
+        return {**citation_recalls(result, gold), "situation": result["situation"]}
+
+    rows, mismatches = [], 0
+    for i, item in enumerate(items, start=1):
+        question, gold = item["query"], item["gold"]
+        rounds = logged[item["qid"]]["rounds"]
+        best = best_round(rounds)
+        evidence: dict[str, list[Document]] = {"rag": retrieve(retrieval, [question], top_k=10),
+                                               "agentic": retrieve(retrieval, best["queries"], top_k=10)}
+        for name, entry in (("rag", rounds[0]), ("agentic", best)):
+            mismatches += [d.meta["key"] for d in evidence[name]] != entry["keys"][:10]
+        row: dict[str, Any] = {"qid": item["qid"]}
+        for variant in variants:
+            source, situation = variant.split("/")
+            docs = evidence[source]
+            if not {d.meta["key"] for d in docs[:SEEN]} & set(gold):
+                row[variant] = {"citation_recall": 0.0, "model_citation_recall": 0.0, "situation": "no gold seen"}
+                continue
+            state = RetrievalState().run(query=question, documents=docs)["state"]
+            if situation == "judged":
+                evaluation = judge.run(query=question, documents=docs)["evaluation"]
+                state = RoundTracker().run(state=LoopState(query=question), documents=docs,
+                                           evaluation=evaluation)["state"]
+            row[variant] = answer(state, gold)
+        rows.append(row)
+        print(f"{i}/{len(items)} {json.dumps(row, ensure_ascii=False)}", flush=True)
+    store.close()
+    write_report(args, variants, rows, mismatches)
+
+
+def write_report(args: argparse.Namespace, variants: list[str], rows: list[dict[str, Any]], mismatches: int) -> None:
+    def mean(variant: str, metric: str) -> float:
+        return statistics.mean(r[variant][metric] for r in rows)
+
+    table = "\n".join(f"| {v} | {mean(v, 'model_citation_recall'):.3f} | {mean(v, 'citation_recall'):.3f} | "
+                      f"{sum(r[v]['situation'] != 'no gold seen' for r in rows)} |" for v in variants)
+    per_query = "\n".join(f"| {r['qid']} | " + " | ".join(
+        f"{r[v]['model_citation_recall']:.2f} / {r[v]['citation_recall']:.2f} ({r[v]['situation']})" for v in variants)
+        + " |" for r in rows)
+    report = f"""# Answer prompt study: the model's own citations by answer situation
+
+Command: `.venv/bin/python benchmarks/answer_prompt_study.py {' '.join(sys.argv[1:])}`
+Queries: the {len(rows)} queries of `{args.log}` with an agentic row that retrieved (seed-0 sample of
+`{Path(args.queries).name}`). Evidence re-retrieved from the logged queries; differed from the logged top 10 on
+{mismatches} of {2 * len(rows)} lists. Answers at the pipeline's temperature (0.2).
+
+| variant | model-written citation recall | with appended lists | queries answered (gold in the top {SEEN}) |
+|---|---|---|---|
+{table}
+
+## Per query (model-written / with lists, situation)
+
+| qid | {' | '.join(variants)} |
+|---|{'---|' * len(variants)}
+{per_query}
+"""
+    Path(args.out).write_text(report, encoding="utf-8")
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
