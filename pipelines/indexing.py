@@ -22,13 +22,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from haystack import Document, Pipeline, logging
-from haystack.components.writers import DocumentWriter
-from haystack.document_stores.types import DuplicatePolicy
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from tqdm import tqdm
 
 from components.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.collection_mirror import invalidate
+from components.qdrant_point_writer import QdrantPointWriter
 from components.statute_splitter import StatuteSplitter
 from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import COMPLETE, SourceManifest
@@ -82,7 +81,7 @@ def build_indexing_pipeline(document_store: QdrantDocumentStore, settings: Setti
     pipeline.add_component("splitter", StatuteSplitter())
     pipeline.add_component("bm25", JiebaBM25DocumentEncoder())
     pipeline.add_component("embedder", document_embedder(settings))
-    pipeline.add_component("writer", DocumentWriter(document_store=document_store, policy=DuplicatePolicy.OVERWRITE))
+    pipeline.add_component("writer", QdrantPointWriter(document_store=document_store))
     pipeline.connect("splitter.documents", "bm25.documents")
     pipeline.connect("bm25.documents", "embedder.documents")
     pipeline.connect("embedder.documents", "writer.documents")

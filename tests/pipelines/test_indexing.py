@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from components.jieba_bm25_retriever import JiebaBM25Retriever
-from document_store.qdrant_store import open_document_store
+from document_store.qdrant_store import open_document_store, qdrant_client_of
 from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
 from pipelines import indexing
 from pipelines.cli import main
@@ -64,22 +64,24 @@ def test_changed_source_replaces_its_old_articles(store, settings, tmp_path):
 def test_interrupted_run_is_detected_and_finished_by_the_next(store, settings, tmp_path, monkeypatch):
     paths = [write(tmp_path / "员工手册.md", RULES_V1), write(tmp_path / "其他.md", "# 其他\n第一条 甲。\n第二条 乙。\n")]
     monkeypatch.setattr(indexing, "GROUP_SIZE", 1)  # one source per group
-    real_write = store.write_documents
+    client = qdrant_client_of(store)
+    real_upsert = client.upsert
     calls = []
 
-    def crash_on_second_write(documents, policy):
-        calls.append(len(documents))
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # as if the user pressed Ctrl-C while the second source was being written
-        return real_write(documents, policy)
+    def crash_on_second_write(collection_name, points, **kwargs):
+        if collection_name == store.index:  # article writes, not the manifest's
+            calls.append(len(points))
+            if len(calls) == 2:
+                raise KeyboardInterrupt  # as if the user pressed Ctrl-C while the second source was being written
+        return real_upsert(collection_name=collection_name, points=points, **kwargs)
 
-    monkeypatch.setattr(store, "write_documents", crash_on_second_write)
+    monkeypatch.setattr(client, "upsert", crash_on_second_write)
     with pytest.raises(KeyboardInterrupt):
         Indexer(store, settings).index(file_sources(paths), progress=False)
     incomplete = SourceManifest(store).incomplete()
     assert [(r.source, r.status) for r in incomplete] == [("file:其他.md", INDEXING)]
 
-    monkeypatch.setattr(store, "write_documents", real_write)
+    monkeypatch.setattr(client, "upsert", real_upsert)
     results = Indexer(store, settings).index(file_sources(paths), progress=False)
     assert sorted((r.source, r.action, r.count) for r in results) == [
         ("file:其他.md", "resumed", 2), ("file:员工手册.md", "unchanged", 3)]
