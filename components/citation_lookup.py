@@ -11,13 +11,13 @@ Usage::
 import re
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_to_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
 from components.collection_mirror import mirror_for
 from components.ranking import Ranking
-from document_store.qdrant_store import shared_store_from_dict
+from document_store.qdrant_store import from_dict_sharing_store
 
 PREFIX = "中华人民共和国"
 _NUM = rf"(\d+|[{CN_NUMERAL_CHARS}]+)"
@@ -48,10 +48,7 @@ class CitationLookup:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CitationLookup":
-        data["init_parameters"]["document_store"] = shared_store_from_dict(
-            data["init_parameters"]["document_store"]
-        )
-        return default_from_dict(cls, data)
+        return from_dict_sharing_store(cls, data)
 
     def _resolve_law(self, mention: str | None, laws: list[str], filters: dict[str, Any] | None) -> str | None:
         if mention:

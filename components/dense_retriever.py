@@ -15,7 +15,7 @@ Usage::
 from dataclasses import replace
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_to_dict
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.utils.filters import document_matches_filter
 from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersTextEmbedder
@@ -24,7 +24,7 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.collection_mirror import mirror_for
 from components.ranking import Ranking
-from document_store.qdrant_store import shared_store_from_dict
+from document_store.qdrant_store import from_dict_sharing_store
 
 
 @component
@@ -67,9 +67,8 @@ class DenseRetriever:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DenseRetriever":
         params = data["init_parameters"]
-        params["document_store"] = shared_store_from_dict(params["document_store"])
         params["embedder"] = component_from_dict(SentenceTransformersTextEmbedder, params["embedder"], "embedder")
-        return default_from_dict(cls, data)
+        return from_dict_sharing_store(cls, data)
 
     @component.output_types(documents=list[Document], rankings=list[Ranking])
     def run(

@@ -14,14 +14,14 @@ Usage::
 from dataclasses import replace
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_to_dict
 from haystack.utils.filters import document_matches_filter
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.collection_mirror import mirror_for
 from components.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
 from components.ranking import Ranking
-from document_store.qdrant_store import shared_store_from_dict
+from document_store.qdrant_store import from_dict_sharing_store
 
 
 @component
@@ -83,9 +83,7 @@ class JiebaBM25Retriever:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "JiebaBM25Retriever":
-        params = data["init_parameters"]
-        params["document_store"] = shared_store_from_dict(params["document_store"])
-        return default_from_dict(cls, data)
+        return from_dict_sharing_store(cls, data)
 
     def tokenize(self, text: str) -> list[str]:
         return self._tokenizer.tokenize(text)

@@ -17,7 +17,7 @@ Usage::
 from dataclasses import replace
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
+from haystack import Document, component, default_to_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from haystack_integrations.document_stores.qdrant.converters import (
     DENSE_VECTORS_NAME,
@@ -26,7 +26,7 @@ from haystack_integrations.document_stores.qdrant.converters import (
 )
 from qdrant_client.http import models as rest
 
-from document_store.qdrant_store import qdrant_client_of, shared_store_from_dict
+from document_store.qdrant_store import from_dict_sharing_store, qdrant_client_of
 
 
 def to_points(documents: list[Document], use_sparse_embeddings: bool) -> list[rest.PointStruct]:
@@ -66,8 +66,7 @@ class QdrantPointWriter:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "QdrantPointWriter":
-        data["init_parameters"]["document_store"] = shared_store_from_dict(data["init_parameters"]["document_store"])
-        return default_from_dict(cls, data)
+        return from_dict_sharing_store(cls, data)
 
     @component.output_types(documents_written=int)
     def run(self, documents: list[Document]) -> dict[str, int]:

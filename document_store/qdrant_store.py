@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from haystack import default_from_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient
 
@@ -135,6 +136,13 @@ def shared_store_from_dict(data: dict[str, Any]) -> QdrantDocumentStore:
         if key not in _stores:
             _stores[key] = QdrantDocumentStore.from_dict(data)
         return _stores[key]
+
+
+def from_dict_sharing_store(cls: type, data: dict[str, Any]) -> Any:
+    """``from_dict`` of a component with a ``document_store`` init parameter: the store is this process's open
+    instance for the same path/url and collection (see `shared_store_from_dict`), the rest `default_from_dict`."""
+    data["init_parameters"]["document_store"] = shared_store_from_dict(data["init_parameters"]["document_store"])
+    return default_from_dict(cls, data)
 
 
 def qdrant_client_of(store: QdrantDocumentStore) -> QdrantClient:
