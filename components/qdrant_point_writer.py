@@ -36,16 +36,15 @@ def to_points(documents: list[Document], use_sparse_embeddings: bool) -> list[re
     for doc in documents:
         payload = replace(doc, embedding=None, sparse_embedding=None).to_dict(flatten=False)
         del payload["embedding"]
-        sparse = rest.SparseVector(indices=list(doc.sparse_embedding.indices),
-                                   values=list(doc.sparse_embedding.values)) if doc.sparse_embedding else None
+        sparse = doc.sparse_embedding
         vector: Any
         if use_sparse_embeddings:
             del payload["sparse_embedding"]
             vector = {DENSE_VECTORS_NAME: list(doc.embedding)} if doc.embedding is not None else {}
             if sparse is not None:
-                vector[SPARSE_VECTORS_NAME] = sparse
+                vector[SPARSE_VECTORS_NAME] = rest.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
         else:
-            payload["sparse_embedding"] = doc.sparse_embedding.to_dict() if doc.sparse_embedding else None
+            payload["sparse_embedding"] = sparse.to_dict() if sparse is not None else None
             vector = list(doc.embedding) if doc.embedding else {}
         points.append(rest.PointStruct(id=convert_id(doc.id), vector=vector, payload=payload))
     return points
