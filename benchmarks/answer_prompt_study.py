@@ -50,12 +50,12 @@ SEEN = EvidenceSelector().max_local  # articles the answer prompt is given
 
 
 def best_round(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """The round whose evidence the agentic answer used: the highest judge total, a tie to the later round."""
-    best = rounds[0]
-    for entry in rounds[1:]:
-        if entry["total"] >= best["total"]:
-            best = entry
-    return best
+    """The round whose evidence the agentic answer used, chosen from the logged judge totals by the pipeline's own
+    rule (`RoundTracker`: the highest total, a tie to the later round)."""
+    state, tracker = LoopState(query=""), RoundTracker()
+    for entry in rounds:
+        tracker.run(state=state, documents=[], evaluation={"total": entry["total"]})
+    return rounds[state.best_round - 1]
 
 
 def main() -> None:
@@ -99,11 +99,12 @@ def main() -> None:
             if not {d.meta["key"] for d in docs[:SEEN]} & set(gold):
                 row[variant] = {"citation_recall": 0.0, "model_citation_recall": 0.0, "situation": "no gold seen"}
                 continue
-            state = RetrievalState().run(query=question, documents=docs)["state"]
             if situation == "judged":
                 evaluation = judge.run(query=question, documents=docs)["evaluation"]
                 state = RoundTracker().run(state=LoopState(query=question), documents=docs,
                                            evaluation=evaluation)["state"]
+            else:
+                state = RetrievalState().run(query=question, documents=docs)["state"]
             row[variant] = answer(state, gold)
         rows.append(row)
         print(f"{i}/{len(items)} {json.dumps(row, ensure_ascii=False)}", flush=True)
