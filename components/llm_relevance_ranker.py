@@ -12,7 +12,9 @@ Usage::
     docs = ranker.run(query="公司收集个人信息需要同意吗", documents=fused_docs)["documents"]
 """
 
+import logging as stdlib_logging
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -28,6 +30,21 @@ logger = logging.getLogger(__name__)
 SYSTEM = "你是法律检索的相关性评估员。判断给出的法条能否帮助回答用户的问题，只回答“是”或“否”。"
 USER = "问题：{query}\n\n法条：{citation}\n{text}\n\n这条法条能帮助回答上面的问题吗？只回答“是”或“否”。"
 GENERATION_KWARGS = {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 10}
+# The generator warns on every reply cut at max_tokens; here one token is the point, so that warning is dropped,
+# but only for the calls this ranker makes from the current thread.
+GENERATOR_LOGGER = "haystack.components.generators.chat.openai"
+_scoring = threading.local()
+
+
+class _ExpectedTruncation(stdlib_logging.Filter):
+    def filter(self, record: stdlib_logging.LogRecord) -> bool:
+        return not (getattr(_scoring, "active", False) and getattr(record, "finish_reason", None) == "length")
+
+
+def _silence_expected_truncation() -> None:
+    target = stdlib_logging.getLogger(GENERATOR_LOGGER)
+    if not any(isinstance(f, _ExpectedTruncation) for f in target.filters):
+        target.addFilter(_ExpectedTruncation())
 
 
 def yes_probability(reply: ChatMessage) -> float:
@@ -69,6 +86,7 @@ class LLMRelevanceRanker:
         self.top_n = top_n
         self.max_chars = max_chars
         self.max_workers = max_workers
+        _silence_expected_truncation()
 
     def warm_up(self) -> None:
         if self.chat_generator is None:
@@ -97,11 +115,14 @@ class LLMRelevanceRanker:
             ChatMessage.from_user(USER.format(query=query, citation=citation, text=(doc.content or "")[: self.max_chars])),
         ]
         assert self.chat_generator is not None, "call warm_up() first"
+        _scoring.active = True
         try:
             reply = self.chat_generator.run(messages=messages, generation_kwargs=GENERATION_KWARGS)["replies"][0]
         except (OpenAIError, ValueError, IndexError) as error:  # a failure must not lose the evidence
             logger.warning("LLM relevance scoring failed, keeping retrieval order: {error}", error=str(error))
             return -1.0
+        finally:
+            _scoring.active = False
         return yes_probability(reply)
 
     @component.output_types(documents=list[Document])

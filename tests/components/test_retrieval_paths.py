@@ -1,8 +1,10 @@
+import logging
 import math
 
 import pytest
 from haystack import Document
 from haystack.components.generators.chat import OpenAIChatGenerator
+from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
 from components.citation_lookup import CitationLookup, article_no
@@ -106,6 +108,18 @@ def test_llm_reranker_orders_by_probability_of_yes():
     assert [d.content for d in out] == ["处理个人信息应当取得个人同意", "机动车停放规定", "驾驶人遵守信号"]
     assert out[0].meta["llm_relevance"] == pytest.approx(math.exp(-0.05) / (math.exp(-0.05) + math.exp(-3.0)))
     assert sent["logprobs"] is True and sent["max_tokens"] == 1
+
+
+def test_llm_reranker_does_not_warn_about_its_own_one_token_replies(caplog):
+    documents = [Document(content=t, meta={"key": t}) for t in ("甲", "乙")]
+    with ScriptedOpenAIServer(default="是") as server, caplog.at_level(logging.WARNING):
+        generator = OpenAIChatGenerator(api_key=Secret.from_token("sk-test"), model="m", api_base_url=server.base_url)
+        LLMRelevanceRanker(chat_generator=generator, top_n=2, max_workers=2).run(query="问", documents=documents)
+        assert len(server.requests) == 2
+        assert "truncated" not in caplog.text
+        # the same cut-off reply outside the ranker still warns: only the ranker's calls are exempt
+        generator.run(messages=[ChatMessage.from_user("问")], generation_kwargs={"max_tokens": 1})
+    assert "truncated before reaching a natural stopping point" in caplog.text
 
 
 def test_llm_reranker_keeps_order_when_the_llm_fails():

@@ -129,7 +129,10 @@ class ScriptedOpenAIServer:
                 if body.get("stream"):
                     self._stream(body, reply, rule.chunk_delay)
                     return
-                choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                # like a real server: a reply that reaches max_tokens (one character = one token here) is "length"
+                limit = body.get("max_tokens")
+                finish = "length" if limit is not None and len(reply) >= limit else "stop"
+                choice: dict[str, Any] = {"index": 0, "finish_reason": finish,
                                           "message": {"role": "assistant", "content": reply}}
                 if reply.startswith(TOOL_PREFIX):  # "TOOL:{"name": ..., "arguments": {...}}" → an OpenAI tool call
                     call = json.loads(reply[len(TOOL_PREFIX):])
