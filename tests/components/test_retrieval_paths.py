@@ -112,7 +112,8 @@ def test_llm_reranker_orders_by_probability_of_yes():
 
 def test_llm_reranker_does_not_warn_about_its_own_one_token_replies(caplog):
     documents = [Document(content=t, meta={"key": t}) for t in ("甲", "乙")]
-    with ScriptedOpenAIServer(default="是") as server, caplog.at_level(logging.WARNING):
+    with ScriptedOpenAIServer() as server, caplog.at_level(logging.WARNING):
+        server.add_rule("", "是", finish_reason="length")  # what a real server says when max_tokens=1 cuts it
         generator = OpenAIChatGenerator(api_key=Secret.from_token("sk-test"), model="m", api_base_url=server.base_url)
         LLMRelevanceRanker(chat_generator=generator, top_n=2, max_workers=2).run(query="问", documents=documents)
         assert len(server.requests) == 2

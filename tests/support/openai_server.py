@@ -30,6 +30,7 @@ class Rule:
     delay: float = 0.0
     top_logprobs: list[tuple[str, float]] | None = None
     chunk_delay: float = 0.0
+    finish_reason: str = "stop"
 
 
 class ScriptedOpenAIServer:
@@ -53,11 +54,12 @@ class ScriptedOpenAIServer:
         delay: float = 0.0,
         top_logprobs: list[tuple[str, float]] | None = None,
         chunk_delay: float = 0.0,
+        finish_reason: str = "stop",
     ) -> None:
         """Answer requests whose messages contain ``match`` (a list of replies is used in turn, the last one
         repeating); ``top_logprobs`` are sent for the first token; a streamed reply waits ``chunk_delay`` seconds
-        between its 8-character chunks."""
-        self.rules.append(Rule(match, reply, status, delay, top_logprobs, chunk_delay))
+        between its 8-character chunks; ``finish_reason="length"`` plays a reply cut at ``max_tokens``."""
+        self.rules.append(Rule(match, reply, status, delay, top_logprobs, chunk_delay, finish_reason))
 
     def __enter__(self) -> Self:
         self._thread.start()
@@ -129,10 +131,7 @@ class ScriptedOpenAIServer:
                 if body.get("stream"):
                     self._stream(body, reply, rule.chunk_delay)
                     return
-                # like a real server: a reply that reaches max_tokens (one character = one token here) is "length"
-                limit = body.get("max_tokens")
-                finish = "length" if limit is not None and len(reply) >= limit else "stop"
-                choice: dict[str, Any] = {"index": 0, "finish_reason": finish,
+                choice: dict[str, Any] = {"index": 0, "finish_reason": rule.finish_reason,
                                           "message": {"role": "assistant", "content": reply}}
                 if reply.startswith(TOOL_PREFIX):  # "TOOL:{"name": ..., "arguments": {...}}" → an OpenAI tool call
                     call = json.loads(reply[len(TOOL_PREFIX):])
