@@ -98,7 +98,7 @@ class ScriptedOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, body: dict[str, Any], reply: str, chunk_delay: float) -> None:
+            def _stream(self, body: dict[str, Any], reply: str, rule: Rule) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
@@ -110,10 +110,10 @@ class ScriptedOpenAIServer:
                                           else {"content": piece}, "finish_reason": None}]}
                     self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                     self.wfile.flush()
-                    time.sleep(chunk_delay)
+                    time.sleep(rule.chunk_delay)
                 end = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": int(time.time()),
                        "model": body.get("model", "scripted"),
-                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": rule.finish_reason}]}
                 self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
                 self.wfile.flush()
 
@@ -129,7 +129,7 @@ class ScriptedOpenAIServer:
                     self._send(rule.status, {"error": {"message": reply, "type": "server_error"}})
                     return
                 if body.get("stream"):
-                    self._stream(body, reply, rule.chunk_delay)
+                    self._stream(body, reply, rule)
                     return
                 choice: dict[str, Any] = {"index": 0, "finish_reason": rule.finish_reason,
                                           "message": {"role": "assistant", "content": reply}}
