@@ -16,8 +16,10 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.support.local_http import LocalHTTPServer
 
 TOOL_PREFIX = "TOOL:"
 
@@ -33,18 +35,17 @@ class Rule:
     finish_reason: str = "stop"
 
 
-class ScriptedOpenAIServer:
+class ScriptedOpenAIServer(LocalHTTPServer):
     def __init__(self, default: str = "好的。") -> None:
         self.default = default
         self.rules: list[Rule] = []
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__()
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{self.origin}/v1"
 
     def add_rule(
         self,
@@ -60,14 +61,6 @@ class ScriptedOpenAIServer:
         repeating); ``top_logprobs`` are sent for the first token; a streamed reply waits ``chunk_delay`` seconds
         between its 8-character chunks; ``finish_reason="length"`` plays a reply cut at ``max_tokens``."""
         self.rules.append(Rule(match, reply, status, delay, top_logprobs, chunk_delay, finish_reason))
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     def _answer(self, body: dict[str, Any]) -> tuple[Rule, str]:
         text = json.dumps(body.get("messages", []), ensure_ascii=False)

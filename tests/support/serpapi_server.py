@@ -16,16 +16,17 @@ Usage::
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.support.local_http import LocalHTTPServer
 
 INVALID_KEY_ERROR = "Invalid API key. Your API key should be here: https://serpapi.com/manage-api-key"
 
 
-class ScriptedSerpAPIServer:
+class ScriptedSerpAPIServer(LocalHTTPServer):
     """Scripted SerpAPI host; change ``results``, ``status``, ``error``, ``delay`` or ``raw_body`` at any time.
 
     :param results: organic results; entries without ``position`` get their 1-based index.
@@ -57,21 +58,11 @@ class ScriptedSerpAPIServer:
         self.honour_num = honour_num
         self.requests: list[dict[str, str]] = []
         self.paths: list[str] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        super().__init__()
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin
 
     def _payload(self, params: dict[str, str]) -> tuple[int, dict[str, Any]]:
         if self.valid_key is not None and params.get("api_key") != self.valid_key:
