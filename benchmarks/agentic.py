@@ -6,7 +6,7 @@ evidence, citation recall (gold articles cited in the answer / gold articles; al
 model wrote, not the article lists the answer stage appends), LLM calls per query
 (router + rewriter + judge + answer; reranker calls are separate) and seconds per query.
 
-    .venv/bin/python benchmarks/agentic.py [--queries PATH] [--sample 60] [--out PATH] [--modes rag,agentic]
+    .venv/bin/python benchmarks/agentic.py [--queries PATH] [--sample 60] [--seed 0] [--out PATH] [--modes rag,agentic]
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int
     report = f"""# Agentic vs plain RAG (STARD sample)
 
 Command: `.venv/bin/python benchmarks/agentic.py {' '.join(sys.argv[1:])}`
-Sample: {sample} queries drawn with seed 0 from `{Path(args.queries).name}`; all current articles indexed.
+Sample: {sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`; all current articles indexed.
 **Completed: {len(paired)} of {sample}** (queries that every mode finished; the table is over these only). {note}
 Per-query rows are in `{args.log}`.
 
@@ -111,6 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
     parser.add_argument("--sample", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random sample (another seed: other queries)")
     parser.add_argument("--out", default="benchmarks/reports/agentic.md")
     parser.add_argument("--modes", default="rag,agentic")
     parser.add_argument("--log", default="benchmarks/reports/agentic_runs.jsonl", help="per-query results")
@@ -118,7 +119,7 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=0, help="start no new query after this (0 = no limit)")
     parser.add_argument("--report-only", action="store_true", help="write the report from --log, run nothing")
     args = parser.parse_args()
-    queries = random.Random(0).sample(load_queries(args.queries), args.sample)
+    queries = random.Random(args.seed).sample(load_queries(args.queries), args.sample)
     modes = args.modes.split(",")
     log_path = Path(args.log)
     rows = read_log(log_path, modes) if args.resume or args.report_only else {m: {} for m in modes}
