@@ -98,6 +98,7 @@ def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settin
     pipeline.connect("query_joiner.value", "rewriter.query")
     for name in RETRIEVAL_COMPONENTS:
         pipeline.connect("rewriter.queries", f"{name}.queries")
+    pipeline.connect("rewriter.query", "joiner.primary_query")  # the question outweighs its rewrites
     evidence = "reranker.documents" if "reranker" in pipeline.graph.nodes else "joiner.documents"
     if "reranker" in pipeline.graph.nodes:
         pipeline.connect("rewriter.query", "reranker.query")

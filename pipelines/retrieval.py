@@ -57,7 +57,8 @@ def add_retrieval(
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     candidates = max(CANDIDATES_PER_PATH, top_k)
     pipeline.add_component("citation", CitationLookup(document_store=document_store))
-    pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights=PATH_WEIGHTS))
+    pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights=PATH_WEIGHTS,
+                                               primary_weight=settings.question_weight))
     pipeline.connect("citation.rankings", "joiner.rankings")
     if mode in ("bm25", "hybrid"):
         pipeline.add_component("bm25", JiebaBM25Retriever(document_store=document_store, top_k=candidates))
@@ -88,7 +89,8 @@ def retrieve(
     pipeline: Pipeline, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
 ) -> list[Document]:
     """Run a pipeline built by `build_retrieval_pipeline` for a list of queries (the original first)."""
-    data: dict[str, dict[str, Any]] = {"joiner": {"top_k": top_k}, "citation": {"queries": queries, "filters": filters}}
+    data: dict[str, dict[str, Any]] = {"joiner": {"top_k": top_k, "primary_query": queries[0] if queries else None},
+                                       "citation": {"queries": queries, "filters": filters}}
     for name in ("bm25", "dense"):
         if name in pipeline.graph.nodes:
             data[name] = {"queries": queries, "filters": filters}

@@ -79,6 +79,7 @@ class Settings:
     max_rounds: int = 3
     judge_top_n: int = 5
     rewrite_first_round: bool = False
+    question_weight: float = 2.0
     llm_timeout: float = 120.0
     llm_max_retries: int = 2
     llm_ctx: int = 4096
@@ -116,6 +117,7 @@ class Settings:
             max_rounds=_env_int("MAX_ROUNDS", 3),
             judge_top_n=_env_int("JUDGE_TOP_N", 5),
             rewrite_first_round=_env_bool("REWRITE_FIRST_ROUND", False),
+            question_weight=_env_float("QUESTION_WEIGHT", 2.0),
             llm_timeout=_env_float("LLM_TIMEOUT", 120.0),
             llm_max_retries=_env_int("LLM_MAX_RETRIES", 2),
             llm_ctx=_env_int("LLM_CTX", 4096),

@@ -40,12 +40,27 @@ def test_path_weights_and_top_k_override():
     assert out[0].score == pytest.approx(100 / 61)
 
 
+def test_question_outweighs_rewrites_that_agree():
+    # three rewrites agree on "x", which the question did not find: equal weights let the rewrites outvote it
+    rankings = [[Ranking("bm25", "问题", docs("a", "b"))] + [Ranking("bm25", f"改写{i}", docs("x")) for i in range(3)]]
+    equal = RRFJoiner(top_k=None).run(rankings=rankings, primary_query="问题")["documents"]
+    weighted = RRFJoiner(top_k=None, primary_weight=4.0).run(rankings=rankings, primary_query="问题")["documents"]
+    assert [d.meta["key"] for d in equal] == ["x", "a", "b"]
+    assert [d.meta["key"] for d in weighted] == ["a", "b", "x"]
+    assert [d.score for d in weighted] == pytest.approx([4 / 61, 4 / 62, 3 / 61])
+    # without a primary query every ranking weighs the same, whatever primary_weight is
+    unnamed = RRFJoiner(top_k=None, primary_weight=4.0).run(rankings=rankings)["documents"]
+    assert [d.score for d in unnamed] == pytest.approx([d.score for d in equal])
+
+
 def test_tie_broken_by_best_rank():
     out = RRFJoiner(k=0, top_k=None).run(rankings=[[Ranking("x", "q", docs("a", "b", "c", "d", "e", "f"))],
                                                    [Ranking("y", "q", docs("g"))]])["documents"]
     assert [d.meta["key"] for d in out][:2] in (["a", "g"], ["g", "a"])
 
 
-def test_invalid_k():
-    with pytest.raises(ValueError):
+def test_invalid_parameters():
+    with pytest.raises(ValueError, match="k must be"):
         RRFJoiner(k=-1)
+    with pytest.raises(ValueError, match="primary_weight"):
+        RRFJoiner(primary_weight=0)

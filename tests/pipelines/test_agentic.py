@@ -82,6 +82,17 @@ def test_fail_then_rewrite_with_the_note_then_pass(llm, make_rag):
     assert result["trace"]["best_round"] == 2 and result["situation"] == "sufficient"
 
 
+def test_a_later_round_fuses_the_question_above_its_rewrites(llm, make_rag, monkeypatch):
+    monkeypatch.setenv("QUESTION_WEIGHT", "1000")  # the question's own rankings decide the order
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(5, "缺少同意的例外情形"), judge(9)])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    rounds = make_rag().ask(QUESTION)["trace"]["rounds"]
+    assert len(rounds[1]["queries"]) > 1
+    top = [[r["key"] for r in entry["retrieved"]][:5] for entry in rounds]
+    assert top[1] == top[0]
+
+
 # a worse round 2 leaves round 1's evidence; a tie is no improvement either (the loop stops) but keeps round 2's,
 # which searched the rewrites as well as the original
 @pytest.mark.parametrize(("second_score", "best_round"), [(4, 1), (5, 2)])
