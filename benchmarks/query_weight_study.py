@@ -37,9 +37,9 @@ from benchmarks.answer_prompt_study import best_round
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from components.loop_state import LoopState
+from benchmarks.rewrite_study import rewrite_after_note
 from components.rrf_joiner import RRFJoiner
-from pipelines.retrieval import PATH_WEIGHTS, retrieve
+from pipelines.retrieval import PATH_WEIGHTS, retrieval_inputs, retrieve
 
 PATHS = ("citation", "bm25", "dense")
 
@@ -68,11 +68,8 @@ def written_rounds(items: list[dict], cache: Path, retrieval: Pipeline) -> list[
         rewriter.warm_up()
         with cache.open("a", encoding="utf-8") as handle:
             for i, item in enumerate(missing, start=1):
-                question = item["query"]
-                evaluation = judge.run(query=question, documents=retrieve(retrieval, [question], top_k=10))["evaluation"]
-                state = LoopState(query=question, round=1, missing=str(evaluation.get("missing") or ""),
-                                  tried_queries=[question])
-                row = {"qid": item["qid"], "query": question, "queries": rewriter.run(query=question, state=state)["queries"]}
+                _, queries = rewrite_after_note(judge, rewriter, retrieval, item["query"])
+                row = {"qid": item["qid"], "query": item["query"], "queries": queries}
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
                 handle.flush()
                 done[item["qid"]] = row
@@ -81,8 +78,8 @@ def written_rounds(items: list[dict], cache: Path, retrieval: Pipeline) -> list[
 
 
 def rankings_of(retrieval: Pipeline, queries: list[str]) -> list:
-    data = {name: {"queries": queries} for name in PATHS}
-    out = retrieval.run(data, include_outputs_from=set(PATHS))
+    """Every path's rankings of every query, before fusion."""
+    out = retrieval.run(retrieval_inputs(retrieval, queries), include_outputs_from=set(PATHS))
     return [ranking for name in PATHS for ranking in out[name]["rankings"]]
 
 

@@ -22,11 +22,13 @@ import random
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from haystack import Pipeline
 from haystack.dataclasses import ChatMessage
 
 from benchmarks.indexing import bench_retrieval, bench_settings
@@ -41,6 +43,15 @@ from pipelines.retrieval import retrieve
 HYDE_SYSTEM = ("你是中国法律专家。根据用户的问题，写出最可能适用的一条中国法律条文的内容，"
                "用法条的正式措辞（如“……的，应当……”“……承担……责任”），不写法律名称和条文号，不超过120字。只输出条文内容。")
 VARIANTS = ("original", "rewrite", "after_note", "hyde")
+
+
+def rewrite_after_note(judge: LLMQualityJudge, rewriter: QueryRewriter, retrieval: Pipeline,
+                       question: str) -> tuple[dict[str, Any], list[str]]:
+    """Round 1 (the question alone) judged, then the queries the rewriter writes from the judge's note: what the
+    pipeline's round 2 searches. Returns the round-1 evaluation and those queries."""
+    evaluation = judge.run(query=question, documents=retrieve(retrieval, [question], top_k=10))["evaluation"]
+    state = LoopState(query=question, round=1, missing=str(evaluation.get("missing") or ""), tried_queries=[question])
+    return evaluation, rewriter.run(query=question, state=state)["queries"]
 
 
 def main() -> None:
@@ -64,14 +75,11 @@ def main() -> None:
     rows = []
     for i, item in enumerate(random.Random(0).sample(load_queries(args.queries), 60)[: args.sample], start=1):
         question, gold = item["query"], item["gold"]
-        first = retrieve(pipeline, [question], top_k=10)
-        evaluation = judge.run(query=question, documents=first)["evaluation"]
-        state = LoopState(query=question, round=1, missing=str(evaluation.get("missing") or ""),
-                          tried_queries=[question])
+        evaluation, after_note = rewrite_after_note(judge, rewriter, pipeline, question)
         hyde = generator.run(messages=[ChatMessage.from_system(HYDE_SYSTEM), ChatMessage.from_user(f"用户问题：{question}")],
                              generation_kwargs={"temperature": 0, "max_tokens": 200})["replies"][0].text or ""
         queries = {"original": [question], "rewrite": rewriter.run(query=question)["queries"],
-                   "after_note": rewriter.run(query=question, state=state)["queries"],
+                   "after_note": after_note,
                    "hyde": [question, hyde.strip()] if hyde.strip() else [question]}
         rows.append({"qid": item["qid"], "judge_total": evaluation["total"],
                      **{name: recall(queries[name], gold) for name in VARIANTS}})

@@ -1,7 +1,8 @@
 """AnswerFinalizer: checks every citation against the evidence, writes the fallbacks, assembles the result.
 
 - citations that point at nothing in the evidence are flagged 〔未核实〕 and listed;
-- when the answer cites no article, the evidence it was written from is listed as 参考法条; when the evidence is
+- when the answer cites no article, the evidence it was written from is listed as 参考法条 (citations inside those
+  quotes are checked too); when the evidence is
   only partial, the top articles it did not quote are listed too (it says what it found);
 - the LLM failed → the retrieved articles are returned with a note that the model was unavailable;
 - situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``.
@@ -42,9 +43,11 @@ def article_label(doc: Document) -> str:
     return f"《{doc.meta.get('law')}》{doc.meta.get('article_no')}"
 
 
-def list_articles(documents: list[Document]) -> str:
-    return "\n".join(f"- {article_label(d)}：{(d.content or '')[:200]}" for d in documents
-                     if d.meta.get("source") != "web")
+def list_articles(documents: list[Document], evidence: list[Document]) -> str:
+    """The local articles as a quoted list; citations inside the quotes are checked like the model's own (a text
+    in the knowledge base that cites an article outside the evidence is flagged, not passed on as a source)."""
+    return "\n".join(f"- {article_label(d)}：{verify_citations((d.content or '')[:200], evidence).text}"
+                     for d in documents if d.meta.get("source") != "web")
 
 
 @component
@@ -61,18 +64,18 @@ class AnswerFinalizer:
             missing = f"还缺少：{state.missing}\n" if state.missing else ""
             answer, cited, unverified = NO_ANSWER.format(missing=missing), [], []
         elif error or not text.strip():
-            answer = LLM_DOWN.format(error=error or "空回复") + list_articles(evidence)
+            answer = LLM_DOWN.format(error=error or "空回复") + list_articles(evidence, evidence)
             cited, unverified, needs_human = [d for d in evidence if d.meta.get("source") != "web"], [], True
         else:
             check = verify_citations(text, evidence)
             answer, cited, unverified, mentions = check.text, check.verified, check.unverified, check.mentions
             local = [d for d in evidence if d.meta.get("source") != "web"][:3]
             if not any(d.meta.get("source") != "web" for d in cited) and local:
-                answer += "\n\n参考法条：\n" + list_articles(local)
+                answer += "\n\n参考法条：\n" + list_articles(local, evidence)
                 cited = local + cited
             elif situation == "partial" and (found := [d for d in local if d not in cited]):
                 # insufficient evidence: say what was found, not only what the model chose to quote
-                answer += "\n\n检索到的其他相关法条：\n" + list_articles(found)
+                answer += "\n\n检索到的其他相关法条：\n" + list_articles(found, evidence)
                 cited = cited + found
         if state.web and state.web.get("status") != "ok" and state.web.get("message"):
             answer += f"\n\n（说明：{state.web['message']}）"

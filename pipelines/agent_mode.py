@@ -126,7 +126,7 @@ class KnowledgeAgent:
         if not any(d.meta.get("source") != "web" for d in sources):
             sources.extend(self._search(query))
         if llm_down:
-            answer, stop_reason = LLM_DOWN.format(error=reason) + list_articles(sources), "llm_error"
+            answer, stop_reason = LLM_DOWN.format(error=reason) + list_articles(sources, sources), "llm_error"
         else:
             answer, stop_reason = self._final_answer(query, sources), "fallback_search"
         steps = [{"thought": "", "tool": "search_knowledge_base", "input": {"query": query},

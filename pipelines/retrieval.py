@@ -85,15 +85,23 @@ def build_retrieval_pipeline(
     return pipeline
 
 
-def retrieve(
+def retrieval_inputs(
     pipeline: Pipeline, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
-) -> list[Document]:
-    """Run a pipeline built by `build_retrieval_pipeline` for a list of queries (the original first)."""
+) -> dict[str, dict[str, Any]]:
+    """``pipeline.run`` data for the retrieval components; ``queries[0]`` is the question the joiner favours."""
     data: dict[str, dict[str, Any]] = {"joiner": {"top_k": top_k, "primary_query": queries[0] if queries else None},
                                        "citation": {"queries": queries, "filters": filters}}
     for name in ("bm25", "dense"):
         if name in pipeline.graph.nodes:
             data[name] = {"queries": queries, "filters": filters}
+    return data
+
+
+def retrieve(
+    pipeline: Pipeline, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
+) -> list[Document]:
+    """Run a pipeline built by `build_retrieval_pipeline` for a list of queries (the original first)."""
+    data = retrieval_inputs(pipeline, queries, top_k, filters)
     if "reranker" in pipeline.graph.nodes:
         data["reranker"] = {"query": queries[0]}
         return pipeline.run(data)["reranker"]["documents"]

@@ -52,6 +52,13 @@ def _env_float(name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from error
 
 
+def _env_positive(name: str, default: float) -> float:
+    value = _env_float(name, default)
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0, got {value:g}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every knob of the project; see `.env.example` for the meaning of each variable."""
@@ -117,7 +124,7 @@ class Settings:
             max_rounds=_env_int("MAX_ROUNDS", 3),
             judge_top_n=_env_int("JUDGE_TOP_N", 5),
             rewrite_first_round=_env_bool("REWRITE_FIRST_ROUND", False),
-            question_weight=_env_float("QUESTION_WEIGHT", 2.0),
+            question_weight=_env_positive("QUESTION_WEIGHT", 2.0),
             llm_timeout=_env_float("LLM_TIMEOUT", 120.0),
             llm_max_retries=_env_int("LLM_MAX_RETRIES", 2),
             llm_ctx=_env_int("LLM_CTX", 4096),

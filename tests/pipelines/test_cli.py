@@ -113,7 +113,8 @@ def test_demo_sets_up_indexes_and_answers(settings, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize(("name", "value", "message"), [("REWRITE_FIRST_ROUND", "maybe", "must be true or false"),
-                                                        ("MAX_ROUNDS", "three", "must be an integer")])
+                                                        ("MAX_ROUNDS", "three", "must be an integer"),
+                                                        ("QUESTION_WEIGHT", "0", "must be > 0")])
 def test_a_bad_setting_is_a_one_line_error(settings, capsys, monkeypatch, name, value, message):
     monkeypatch.setenv(name, value)
     code, _, err = run_cli(capsys, "search", "个人信息")
