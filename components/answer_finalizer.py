@@ -1,8 +1,8 @@
 """AnswerFinalizer: checks every citation against the evidence, writes the fallbacks, assembles the result.
 
 - citations that point at nothing in the evidence are flagged 〔未核实〕 and listed;
-- when the answer cites no article, the evidence it was written from is listed as 参考法条 (citations inside those
-  quotes are checked too); when the evidence is
+- when the answer cites no article, the evidence it was written from is listed as 参考法条 (article citations inside
+  those quotes are checked too); when the evidence is
   only partial, the top articles it did not quote are listed too (it says what it found);
 - the LLM failed → the retrieved articles are returned with a note that the model was unavailable;
 - situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``.
@@ -44,9 +44,10 @@ def article_label(doc: Document) -> str:
 
 
 def list_articles(documents: list[Document], evidence: list[Document]) -> str:
-    """The local articles as a quoted list; citations inside the quotes are checked like the model's own (a text
-    in the knowledge base that cites an article outside the evidence is flagged, not passed on as a source)."""
-    return "\n".join(f"- {article_label(d)}：{verify_citations((d.content or '')[:200], evidence).text}"
+    """The local articles as a quoted list; article citations inside the quotes are checked like the model's own (a
+    text in the knowledge base that cites an article outside the evidence is flagged, not passed on as a source);
+    a law the quote merely names is the statute's own wording and stays unflagged."""
+    return "\n".join(f"- {article_label(d)}：{verify_citations((d.content or '')[:200], evidence, flag_law_names=False).text}"
                      for d in documents if d.meta.get("source") != "web")
 
 
