@@ -138,6 +138,11 @@ def main() -> None:
                 if item["qid"] in rows[mode]:
                     continue
                 result = rag.ask(item["query"], mode=mode)
+                if result["answer_error"]:  # a row scored without the model's answer would skew the figures
+                    rag.close()
+                    sys.exit(f"stopped at query {item['qid']} ({mode}): the LLM wrote no answer "
+                             f"({result['answer_error']}); nothing was logged for it. Rows so far are in {log_path}; "
+                             f"fix the LLM (see {settings.data_dir / 'llm_server.log'}) and rerun with --resume.")
                 row = {"qid": item["qid"], "mode": mode, **score(result, item["gold"]), "situation": result["situation"],
                        "rounds": round_summaries(result)}
                 rows[mode][item["qid"]] = row

@@ -4,7 +4,8 @@
 - when the answer cites no article, the evidence it was written from is listed as 参考法条 (article citations inside
   those quotes are checked too); when the evidence is
   only partial, the top articles it did not quote are listed too (it says what it found);
-- the LLM failed → the retrieved articles are returned with a note that the model was unavailable;
+- the LLM failed → the retrieved articles are returned with a note that the model was unavailable, and the reason
+  in ``answer_error``;
 - situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``.
 
 Usage::
@@ -61,11 +62,13 @@ class AnswerFinalizer:
         state.count("answer", llm_calls, seconds)
         needs_human = situation in ("none", "partial")
         mentions: dict[str, list[str]] = {}
+        answer_error = None
         if situation == "none":
             missing = f"还缺少：{state.missing}\n" if state.missing else ""
             answer, cited, unverified = NO_ANSWER.format(missing=missing), [], []
         elif error or not text.strip():
-            answer = LLM_DOWN.format(error=error or "空回复") + list_articles(evidence, evidence)
+            answer_error = error or "空回复"
+            answer = LLM_DOWN.format(error=answer_error) + list_articles(evidence, evidence)
             cited, unverified, needs_human = [d for d in evidence if d.meta.get("source") != "web"], [], True
         else:
             check = verify_citations(text, evidence)
@@ -90,6 +93,7 @@ class AnswerFinalizer:
             "unverified_citations": unverified,
             "situation": situation,
             "needs_human": needs_human,
+            "answer_error": answer_error,  # why the model wrote no answer (the articles are listed instead); None if it did
             "scores": best,
             "evidence": [citation_of(d) for d in evidence],
             "trace": state.trace(),

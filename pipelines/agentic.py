@@ -184,7 +184,7 @@ def answer_with(
     route = output.get("router", {}).get("route", {"route": "retrieval", "decided_by": "mode", "llm_calls": 0})
     if "reply" in output.get("router", {}):
         result = {"answer": output["router"]["reply"], "citations": [], "unverified_citations": [],
-                  "situation": "chitchat", "needs_human": False, "scores": None, "evidence": [],
+                  "situation": "chitchat", "needs_human": False, "answer_error": None, "scores": None, "evidence": [],
                   "trace": {"query": query, "route": route, "rounds": [], "llm_calls": {"router": route["llm_calls"]},
                             "llm_calls_total": route["llm_calls"], "seconds": {}}}
     else:
@@ -241,7 +241,9 @@ class AgenticRAG:
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
         on_step: StepCallback | None = None,
     ) -> dict[str, Any]:
-        """Answer ``query``; returns answer, citations, scores, ``needs_human`` and the trace.
+        """Answer ``query``; returns answer, citations, scores, ``needs_human``, ``answer_error`` and the trace.
+
+        Answers are cached per normalised question for the session, except those the model could not write.
 
         ``on_step`` receives each stage as it ends (route, rewrite, retrieval paths, judge, decision, …).
         """
@@ -260,6 +262,8 @@ class AgenticRAG:
                     on_step({"stage": "cache", "message": "同一问题的结果来自缓存"})
                 return cached
         result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback, on_step)
+        if result.get("answer_error"):  # the model was down: asking again later should get a real answer
+            return result
         with self._cache_lock:
             self._cache[key] = result
             while len(self._cache) > CACHE_SIZE:

@@ -236,7 +236,7 @@ class ChatAPI:
         yield PipelineEvent(type="rag_result", data={
             "answer": answer, "citations": result["citations"], "unverified_citations": result.get(
                 "unverified_citations", []), "needs_human": result.get("needs_human", False),
-            "situation": result.get("situation"), "mode": options["mode"],
+            "answer_error": result.get("answer_error"), "situation": result.get("situation"), "mode": options["mode"],
             "scores": result.get("scores"), "trace": result["trace"]})
 
     @staticmethod

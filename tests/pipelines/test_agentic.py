@@ -207,6 +207,21 @@ def test_same_question_is_served_from_the_cache(llm, make_rag):
     assert len(llm.requests) == calls and again["trace"]["cached"] and again["answer"] == first["answer"]
 
 
+def test_an_answer_the_model_could_not_write_is_not_cached(llm, make_rag, monkeypatch):
+    monkeypatch.setenv("LLM_COOLDOWN", "0")
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER, status=503)
+    rag = make_rag()
+    down = rag.ask(QUESTION)
+    assert "语言模型暂时不可用" in down["answer"] and "InternalServerError" in down["answer_error"]
+    llm.rules.pop()
+    llm.add_rule(ANSWERER, GOOD_ANSWER)  # the model is back
+    again = rag.ask(QUESTION)
+    assert not again["trace"].get("cached") and again["answer_error"] is None
+    assert again["answer"].startswith(GOOD_ANSWER[:20])
+
+
 def test_nothing_relevant_gives_an_honest_short_reply_without_inventing(llm, make_rag):
     llm.add_rule(REWRITER, REWRITE)
     llm.add_rule(JUDGE, judge(0, "知识库中没有关于商标注册的规定"))
