@@ -81,6 +81,12 @@ class LLMComponent:
                                                            "chat_generator")
         return default_from_dict(cls, data)
 
+    def _revive(self) -> bool:
+        """Restart the embedded LLM server if that is what this component talks to and its process has died."""
+        from pipelines.llm_server import revive_shared_server
+
+        return revive_shared_server(getattr(self.chat_generator, "api_base_url", None))
+
     def _endpoint(self) -> str:
         generator = self.chat_generator
         return f"{getattr(generator, 'api_base_url', None)}|{getattr(generator, 'model', None)}"
@@ -91,7 +97,9 @@ class LLMComponent:
     ) -> LLMCall:
         """One chat call; transport errors, timeouts and empty replies come back as ``error``.
 
-        The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``); when they are spent,
+        The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``); a connection refused
+        by an embedded server whose process died (a crash, an out-of-memory kill) restarts it and tries once more;
+        when they are spent,
         the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls fail at once, so one
         question costs at most one timeout cycle. A free-text reply that repeats the system prompt has those parts
         removed, and runs of `ECHO_WINDOW` characters copied from ``no_echo`` (instructions a small model may copy
@@ -114,17 +122,21 @@ class LLMComponent:
             for guard in reversed(guards):  # the first guard sees the raw chunks, and forwards to the next
                 stream = guard.stream_filter(stream)
                 filters.append(stream)
-        try:
-            result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
-                                             streaming_callback=stream)
-        except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
-            _unavailable_until[endpoint] = time.monotonic() + cooldown_seconds()
-            logger.warning("LLM unavailable: {error}", error=type(error).__name__)
-            reason = "LLM 请求超时" if isinstance(error, APITimeoutError) else f"LLM 调用失败：{type(error).__name__}"
-            return LLMCall(None, reason, time.perf_counter() - started)
-        except (OpenAIError, ValueError, RuntimeError) as error:
-            logger.warning("LLM call failed: {error}", error=type(error).__name__)
-            return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
+        for attempt in (1, 2):
+            try:
+                result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
+                                                 streaming_callback=stream)
+                break
+            except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
+                if attempt == 1 and isinstance(error, APIConnectionError) and self._revive():
+                    continue  # the embedded server had died and is back on the same port: one more try
+                _unavailable_until[endpoint] = time.monotonic() + cooldown_seconds()
+                logger.warning("LLM unavailable: {error}", error=type(error).__name__)
+                reason = "LLM 请求超时" if isinstance(error, APITimeoutError) else f"LLM 调用失败：{type(error).__name__}"
+                return LLMCall(None, reason, time.perf_counter() - started)
+            except (OpenAIError, ValueError, RuntimeError) as error:
+                logger.warning("LLM call failed: {error}", error=type(error).__name__)
+                return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
         _unavailable_until.pop(endpoint, None)
         for stream_filter in reversed(filters):  # the outermost first, so each flush reaches the next one
             stream_filter.flush()

@@ -73,8 +73,18 @@ class EmbeddedLLMServer:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def start(self) -> EmbeddedLLMServer:
-        """Start the server and wait until ``/v1/models`` answers; raise `LLMServerError` on failure."""
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self.running and self._process is not None else None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The code of a server process that ended by itself (a crash, an out-of-memory kill); None otherwise."""
+        return self._process.poll() if self._process is not None else None
+
+    def start(self, port: int | None = None) -> EmbeddedLLMServer:
+        """Start the server (on ``port``, else a free one) and wait until ``/v1/models`` answers; raise
+        `LLMServerError` on failure."""
         if self.running:
             return self
         if not self.gguf_path.is_file():
@@ -82,7 +92,7 @@ class EmbeddedLLMServer:
                 f"GGUF model not found at {self.gguf_path}. Run `python -m pipelines setup` to assemble it, "
                 "or set LLM_GGUF, LLM_BASE_URL or DEEPSEEK_API_KEY."
             )
-        self.port = free_port()
+        self.port = port or free_port()
         command = [
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(self.gguf_path),
@@ -93,6 +103,8 @@ class EmbeddedLLMServer:
             "--host", "127.0.0.1",
             "--port", str(self.port),
         ]
+        if self.log_path:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
         logger.info("Starting embedded LLM server on port {port}", port=self.port)
         self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -146,6 +158,25 @@ class EmbeddedLLMServer:
 
 _shared: EmbeddedLLMServer | None = None
 _shared_lock = threading.Lock()
+
+
+def revive_shared_server(base_url: str | None) -> bool:
+    """Restart the shared server behind ``base_url`` on the same port if its process ended by itself; True if so.
+
+    Generators built earlier hold the server's URL, so the port is kept; a server stopped on purpose stays stopped.
+    """
+    with _shared_lock:
+        server = _shared
+        if server is None or server.port is None or server.exit_code is None or base_url != server.base_url:
+            return False
+        logger.warning("The embedded LLM server exited with code {code}; restarting it on port {port}",
+                       code=server.exit_code, port=server.port)
+        try:
+            server.start(port=server.port)
+        except LLMServerError as error:
+            logger.warning("Restarting the embedded LLM server failed: {error}", error=str(error))
+            return False
+        return True
 
 
 def shared_server(gguf_path: str | Path, **kwargs: object) -> EmbeddedLLMServer:

@@ -51,3 +51,26 @@ def test_embedded_server_lifecycle_with_the_real_model(settings):
     assert not server.running
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", port)) != 0  # nothing listens any more
+
+
+@pytest.mark.slow
+def test_an_embedded_server_that_died_is_restarted_on_its_port_and_the_call_retried(settings):
+    import os
+    import signal
+    import time
+
+    from components.llm_component import LLMComponent
+    from pipelines.llm_server import shared_server
+
+    component = LLMComponent()
+    component.warm_up()  # starts (or reuses) the shared embedded server
+    server = shared_server(settings.llm_gguf)
+    port, pid = server.port, server.pid
+    os.kill(pid, signal.SIGKILL)  # as a segfault or the out-of-memory killer would
+    deadline = time.monotonic() + 10
+    while server.exit_code is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server.exit_code == -signal.SIGKILL
+    call = component.chat([ChatMessage.from_user("1+1等于几？只回答数字。")], {"max_tokens": 8, "temperature": 0})
+    assert call.error is None and "2" in call.text
+    assert server.running and server.port == port and server.pid != pid
