@@ -125,19 +125,20 @@ class KnowledgeAgent:
         found when the LLM is down)."""
         if not any(d.meta.get("source") != "web" for d in sources):
             sources.extend(self._search(query))
-        if llm_down:
-            answer, stop_reason = LLM_DOWN.format(error=reason) + list_articles(sources, sources), "llm_error"
-        else:
-            answer, stop_reason = self._final_answer(query, sources), "fallback_search"
         steps = [{"thought": "", "tool": "search_knowledge_base", "input": {"query": query},
                   "observation": f"{reason}，改为直接检索原问题"}]
-        return self._result(answer, sources, steps, stop_reason, route, 1, started)
+        if llm_down:
+            return self._result(LLM_DOWN.format(error=reason), sources, steps, "llm_error", route, 1, started,
+                                checked_tail=list_articles(sources, sources))
+        return self._result(self._final_answer(query, sources), sources, steps, "fallback_search", route, 1, started)
 
     def _result(self, answer: str, sources: list[Document], steps: list[dict[str, Any]], stop_reason: str,
-                route: dict[str, Any], llm_calls: int, started: float) -> dict[str, Any]:
+                route: dict[str, Any], llm_calls: int, started: float, checked_tail: str = "") -> dict[str, Any]:
+        """The result dict; the model's ``answer`` gets its citations checked, ``checked_tail`` (an article list
+        already checked by `list_articles`) is appended as it is."""
         check = verify_citations(answer, sources)
         return {
-            "answer": check.text, "steps": steps, "stop_reason": stop_reason, "mode": "agent",
+            "answer": check.text + checked_tail, "steps": steps, "stop_reason": stop_reason, "mode": "agent",
             "citations": [{**citation_of(d, mentions=check.mentions.get(d.id)), "by_model": True} for d in check.verified],
             "unverified_citations": check.unverified,
             "sources": [citation_of(d) for d in sources],

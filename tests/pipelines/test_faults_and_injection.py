@@ -9,6 +9,7 @@ import pytest
 from components.prompt_guard import WINDOW
 from document_store.qdrant_store import open_document_store
 from document_store.text_files import text_document
+from pipelines.agent_mode import KnowledgeAgent
 from pipelines.agentic import AgenticRAG
 from pipelines.indexing import Indexer, Source, law_sources
 from pipelines.prompts import ANSWER_SYSTEM
@@ -127,3 +128,11 @@ def test_streamed_answer_stops_before_a_system_prompt_leak(llm, rag):
     result = rag.ask("收集个人信息前要征得同意吗", streaming_callback=lambda chunk: streamed.append(chunk.content))
     assert "".join(streamed).startswith("需要同意")
     assert system_prompt_windows("".join(streamed)) == [] and system_prompt_windows(result["answer"]) == []
+
+
+def test_agent_mode_with_the_llm_down_flags_a_planted_citation_once(llm, rag):
+    llm.add_rule("", "服务不可用", status=500)
+    result = KnowledgeAgent(rag).ask(QUESTION)
+    assert result["stop_reason"] == "llm_error" and "隐私政策第一条" in {s["key"] for s in result["sources"]}
+    assert "《中华人民共和国刑法》第一条〔未核实〕" in result["answer"]
+    assert "〔未核实〕〔未核实〕" not in result["answer"]  # the article list is checked once, not again as model text
