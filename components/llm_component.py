@@ -97,10 +97,9 @@ class LLMComponent:
     ) -> LLMCall:
         """One chat call; transport errors, timeouts and empty replies come back as ``error``.
 
-        The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``); a connection refused
-        by an embedded server whose process died (a crash, an out-of-memory kill) restarts it and tries once more;
-        when they are spent,
-        the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls fail at once, so one
+        The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``). A connection refused
+        by an embedded server whose process died (a crash, an out-of-memory kill) restarts it and tries once more.
+        When the retries are spent, the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls fail at once, so one
         question costs at most one timeout cycle. A free-text reply that repeats the system prompt has those parts
         removed, and runs of `ECHO_WINDOW` characters copied from ``no_echo`` (instructions a small model may copy
         into its reply) are dropped; the streamed text gets the same treatment as the returned one.

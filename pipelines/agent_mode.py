@@ -111,13 +111,12 @@ class KnowledgeAgent:
         last = messages[-1]
         if last.tool_calls or not (last.text or "").strip():
             stop_reason = "max_steps"  # haystack #10001: the last step can be a tool call with no final text
-            answer = self._final_answer(query, sources)
+            answer, tail = self._final_answer(query, sources)
         else:
-            stop_reason = "final_answer"
-            answer = last.text or ""
+            stop_reason, answer, tail = "final_answer", last.text or "", ""
         return self._result(answer, sources, steps, stop_reason, route,
                             sum(1 for m in messages if m.role.value == "assistant") + (stop_reason == "max_steps"),
-                            started)
+                            started, checked_tail=tail)
 
     def _fallback(self, query: str, sources: list[Document], route: dict[str, Any], reason: str, llm_down: bool,
                   started: float) -> dict[str, Any]:
@@ -130,7 +129,8 @@ class KnowledgeAgent:
         if llm_down:
             return self._result(LLM_DOWN.format(error=reason), sources, steps, "llm_error", route, 1, started,
                                 checked_tail=list_articles(sources, sources))
-        return self._result(self._final_answer(query, sources), sources, steps, "fallback_search", route, 1, started)
+        answer, tail = self._final_answer(query, sources)
+        return self._result(answer, sources, steps, "fallback_search", route, 1, started, checked_tail=tail)
 
     def _result(self, answer: str, sources: list[Document], steps: list[dict[str, Any]], stop_reason: str,
                 route: dict[str, Any], llm_calls: int, started: float, checked_tail: str = "") -> dict[str, Any]:
@@ -146,16 +146,17 @@ class KnowledgeAgent:
                       "total_seconds": round(time.perf_counter() - started, 3)},
         }
 
-    def _final_answer(self, query: str, sources: list[Document]) -> str:
+    def _final_answer(self, query: str, sources: list[Document]) -> tuple[str, str]:
+        """The answer written from ``sources`` alone, and an article list to append (checked) when it failed."""
         evidence = quote_data("\n".join(f"《{d.meta.get('law')}》{d.meta.get('article_no')}：{(d.content or '')[:300]}"
                                         for d in sources if d.meta.get("source") != "web"))
         try:
             reply = self.chat_generator.run(messages=[
                 ChatMessage.from_system(SYSTEM),
                 ChatMessage.from_user(f"问题：{query}\n\n检索到的资料：\n<<<\n{evidence or '（无）'}\n>>>\n请直接作答。")])
-            return reply["replies"][0].text or ""
+            return reply["replies"][0].text or "", ""
         except (OpenAIError, ValueError, IndexError):  # the agent must still return what it found
-            return "已达到最大步数，未能生成最终回答。检索到的资料：\n" + evidence
+            return "已达到最大步数，未能生成最终回答。检索到的资料：\n", list_articles(sources, sources)
 
 
 def describe_steps(messages: list[ChatMessage]) -> list[dict[str, Any]]:

@@ -160,30 +160,36 @@ _shared: EmbeddedLLMServer | None = None
 _shared_lock = threading.Lock()
 
 
-def revive_shared_server(base_url: str | None) -> bool:
-    """Restart the shared server behind ``base_url`` on the same port if its process ended by itself; True if so.
+def _restart_in_place(server: EmbeddedLLMServer) -> bool:
+    """Start a server whose process ended by itself again on its old port (generators built earlier hold that URL);
+    True if it runs again. A server stopped on purpose is left alone."""
+    if server.exit_code is None or server.port is None:
+        return False
+    logger.warning("The embedded LLM server exited with code {code}; restarting it on port {port}",
+                   code=server.exit_code, port=server.port)
+    try:
+        server.start(port=server.port)
+    except LLMServerError as error:
+        logger.warning("Restarting the embedded LLM server failed: {error}", error=str(error))
+        return False
+    return True
 
-    Generators built earlier hold the server's URL, so the port is kept; a server stopped on purpose stays stopped.
-    """
+
+def revive_shared_server(base_url: str | None) -> bool:
+    """Restart the shared server if it is the one behind ``base_url`` and its process died; True if so."""
     with _shared_lock:
-        server = _shared
-        if server is None or server.port is None or server.exit_code is None or base_url != server.base_url:
-            return False
-        logger.warning("The embedded LLM server exited with code {code}; restarting it on port {port}",
-                       code=server.exit_code, port=server.port)
-        try:
-            server.start(port=server.port)
-        except LLMServerError as error:
-            logger.warning("Restarting the embedded LLM server failed: {error}", error=str(error))
-            return False
-        return True
+        return (_shared is not None and _shared.port is not None and base_url == _shared.base_url
+                and _restart_in_place(_shared))
 
 
 def shared_server(gguf_path: str | Path, **kwargs: object) -> EmbeddedLLMServer:
-    """The one embedded server of this process, started on first use and stopped at interpreter exit."""
+    """The one embedded server of this process, started on first use (again on its port if it died) and stopped
+    at interpreter exit."""
     global _shared
     with _shared_lock:
-        if _shared is None or not _shared.running:
+        if _shared is not None and not _shared.running and not _restart_in_place(_shared):
+            _shared = None
+        if _shared is None:
             _shared = EmbeddedLLMServer(gguf_path, **kwargs).start()  # type: ignore[arg-type]
             atexit.register(_shared.stop)
         return _shared

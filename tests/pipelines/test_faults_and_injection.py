@@ -15,7 +15,7 @@ from pipelines.indexing import Indexer, Source, law_sources
 from pipelines.prompts import ANSWER_SYSTEM
 from pipelines.settings import Settings
 from tests.support.llm_script import ANSWERER, JUDGE, REWRITER, judge
-from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
 from tests.support.serpapi_server import ScriptedSerpAPIServer
 
 PIPL = "中华人民共和国个人信息保护法"
@@ -136,3 +136,15 @@ def test_agent_mode_with_the_llm_down_flags_a_planted_citation_once(llm, rag):
     assert result["stop_reason"] == "llm_error" and "隐私政策第一条" in {s["key"] for s in result["sources"]}
     assert "《中华人民共和国刑法》第一条〔未核实〕" in result["answer"]
     assert "〔未核实〕〔未核实〕" not in result["answer"]  # the article list is checked once, not again as model text
+
+
+def test_agent_mode_whose_last_answer_fails_lists_the_articles_checked_once(llm, rag):
+    llm.add_rule("请直接作答", "不会被用到", status=500)  # the final answer after the step limit
+    llm.add_rule("", TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": QUESTION}},
+                                              ensure_ascii=False))  # the agent only ever searches
+    result = KnowledgeAgent(rag).ask(QUESTION)
+    assert result["stop_reason"] == "max_steps" and "未能生成最终回答" in result["answer"]
+    assert f"\n- 《{PIPL}》第" in result["answer"]  # the same checked article list as the other fallbacks
+    assert "隐私政策第一条" in {s["key"] for s in result["sources"]}
+    assert "《中华人民共和国刑法》第一条〔未核实〕" in result["answer"]
+    assert "〔未核实〕〔未核实〕" not in result["answer"]

@@ -1,10 +1,14 @@
+import os
+import signal
 import socket
+import time
 
 import pytest
 from haystack.dataclasses import ChatMessage
 
+from components.llm_component import LLMComponent
 from pipelines.llm import make_chat_generator, resolve_endpoint
-from pipelines.llm_server import EmbeddedLLMServer, LLMServerError
+from pipelines.llm_server import EmbeddedLLMServer, LLMServerError, shared_server
 from tests.support.openai_server import ScriptedOpenAIServer
 
 
@@ -53,24 +57,31 @@ def test_embedded_server_lifecycle_with_the_real_model(settings):
         assert sock.connect_ex(("127.0.0.1", port)) != 0  # nothing listens any more
 
 
-@pytest.mark.slow
-def test_an_embedded_server_that_died_is_restarted_on_its_port_and_the_call_retried(settings):
-    import os
-    import signal
-    import time
-
-    from components.llm_component import LLMComponent
-    from pipelines.llm_server import shared_server
-
-    component = LLMComponent()
-    component.warm_up()  # starts (or reuses) the shared embedded server
-    server = shared_server(settings.llm_gguf)
-    port, pid = server.port, server.pid
-    os.kill(pid, signal.SIGKILL)  # as a segfault or the out-of-memory killer would
+def kill(server: EmbeddedLLMServer) -> None:
+    """SIGKILL the server's process, as a segfault or the out-of-memory killer would, and wait until it is gone."""
+    os.kill(server.pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while server.exit_code is None and time.monotonic() < deadline:
         time.sleep(0.1)
     assert server.exit_code == -signal.SIGKILL
+
+
+@pytest.mark.slow
+def test_an_embedded_server_that_died_is_restarted_on_its_port_and_the_call_retried(settings):
+    component = LLMComponent()
+    component.warm_up()  # starts (or reuses) the shared embedded server
+    server = shared_server(settings.llm_gguf)
+    port, pid = server.port, server.pid
+    kill(server)
     call = component.chat([ChatMessage.from_user("1+1等于几？只回答数字。")], {"max_tokens": 8, "temperature": 0})
     assert call.error is None and "2" in call.text
     assert server.running and server.port == port and server.pid != pid
+
+
+@pytest.mark.slow
+def test_asking_for_the_shared_server_after_it_died_restarts_it_on_its_port(settings):
+    server = shared_server(settings.llm_gguf, n_ctx=1024)
+    port, pid = server.port, server.pid
+    kill(server)
+    again = shared_server(settings.llm_gguf, n_ctx=1024)
+    assert again is server and again.running and again.port == port and again.pid != pid
