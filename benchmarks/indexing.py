@@ -1,7 +1,7 @@
 """Indexing benchmark: all current statute articles through the indexing pipeline vs bare `model.encode`.
 
 Writes benchmarks/reports/indexing.md. The store it builds (collection ``statutes_all`` under
-``DATA_DIR/bench_qdrant``) is reused by the retrieval benchmark.
+``DATA_DIR/corpus_qdrant``) is reused by the retrieval benchmark.
 
     .venv/bin/python benchmarks/indexing.py [--limit N] [--backend torch|onnx] [--skip-bare]
 """
@@ -27,20 +27,18 @@ from document_store.qdrant_store import open_document_store
 from pipelines.embedders import META_FIELDS_TO_EMBED, load_sentence_transformer
 from pipelines.indexing import Indexer, Source, build_indexing_pipeline, law_sources
 from pipelines.settings import Settings
+from pipelines.train import corpus_settings
 
 if TYPE_CHECKING:
     from haystack import Pipeline
     from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-BENCH_COLLECTION = "statutes_all"
 
 
 def bench_settings(backend: str | None = None) -> Settings:
-    settings = Settings.from_env()
-    changes = {"qdrant_path": settings.data_dir / "bench_qdrant", "collection": BENCH_COLLECTION}
-    if backend:
-        changes["embedding_backend"] = backend
-    return dataclasses.replace(settings, **changes)
+    """The corpus store that training uses too (``DATA_DIR/corpus_qdrant``, collection ``statutes_all``)."""
+    settings = corpus_settings(Settings.from_env())
+    return dataclasses.replace(settings, embedding_backend=backend) if backend else settings
 
 
 def bench_retrieval(settings: Settings, top_k: int = 10) -> tuple[QdrantDocumentStore, Pipeline]:

@@ -1,11 +1,19 @@
-"""Does the judge tell good evidence from bad? Judge scores vs whether a gold article is in what it read.
+"""Does the judge tell good evidence from bad? The trained evaluator (5-fold cross-validated) and the LLM judge.
 
-For a fixed random sample of STARD queries: the hybrid top-N of the question as asked (round 1 of the agentic
-pipeline), judged by `LLMQualityJudge` with the LLM the settings resolve. Reports the pass rate and mean total
-when a gold article is among the judged passages and when none is, and the AUC of the total for that split
-(0.5 = no better than chance).
+For every STARD train question, the hybrid top 20 of the question as asked (round 1 of the agentic pipeline).
+"Good evidence" = a gold article is among the judged top ``JUDGE_TOP_N`` (5) passages.
 
-    .venv/bin/python benchmarks/judge_calibration.py [--queries PATH] [--sample 20] [--seed 7] [--out PATH]
+- **Evaluator**, out of fold: the questions are split into 5 folds; for each fold the evaluator is trained
+  exactly as ``python -m pipelines train`` trains it (on the other four folds, its evidence calibration fitted on
+  their own out-of-fold scores) and scores the held-out fold. Reported: AUC of the evidence probability, expected calibration error (10 bins),
+  accuracy and pass rate at the trained threshold, per fold and pooled; the evaluator as a reranker of the top 20
+  (MRR@10, R@10 against the hybrid order); seconds per judgement of 5 passages.
+- **LLM judge** (`LLMQualityJudge`, the LLM the settings resolve) on a fixed sample of the same out-of-fold
+  questions, and **both** (evaluator decides, the LLM writes the note on a fail): AUC and LLM calls.
+
+    .venv/bin/python benchmarks/judge_calibration.py [--folds 5] [--llm-sample 60] [--report-only]
+
+Out-of-fold scores are kept in ``benchmarks/cache/`` (not in git), so ``--report-only`` rewrites the report.
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ import os
 import random
 import statistics
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -23,11 +33,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from benchmarks.indexing import bench_retrieval, bench_settings
-from benchmarks.metrics import load_queries
+from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from components.llm_quality_judge import LLMQualityJudge
-from pipelines.llm import resolve_endpoint
+from components.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator
+from pipelines.models.evaluator_training import Recipe, train_evaluator
+from pipelines.models.training_pairs import Pair
 from pipelines.retrieval import retrieve
+
+CACHE = Path(__file__).resolve().parent / "cache"
+CANDIDATES = 20
 
 
 def auc(positives: list[float], negatives: list[float]) -> float:
@@ -38,58 +52,172 @@ def auc(positives: list[float], negatives: list[float]) -> float:
     return wins / (len(positives) * len(negatives))
 
 
-def summary(rows: list[dict], pass_score: int) -> str:
-    lines = []
-    for label, group in (("gold among the judged passages", [r for r in rows if r["gold_judged"]]),
-                         ("no gold among them", [r for r in rows if not r["gold_judged"]])):
-        if group:
-            totals = [r["total"] for r in group]
-            lines.append(f"| {label} | {len(group)} | {sum(t >= pass_score for t in totals)} | "
-                         f"{statistics.mean(totals):.1f} | {min(totals):.0f}–{max(totals):.0f} |")
-    return "\n".join(lines)
+def expected_calibration_error(probabilities: list[float], labels: list[int], bins: int = 10) -> float:
+    """Σ over equal-width bins of (share of rows) × |mean probability − observed rate|."""
+    total, error = len(probabilities), 0.0
+    for b in range(bins):
+        rows = [(p, y) for p, y in zip(probabilities, labels, strict=True)
+                if b / bins <= p < (b + 1) / bins or (b == bins - 1 and p == 1.0)]
+        if rows:
+            error += len(rows) / total * abs(statistics.mean(p for p, _ in rows) - statistics.mean(y for _, y in rows))
+    return error
+
+
+def cross_validate(pairs: list[Pair], candidates: list, folds: int, recipe: Recipe, out: Path) -> list[dict]:
+    """Out-of-fold rows: per question its fold, the top-20 keys, labels, passage logits and evidence probability."""
+    fold_of = {i: k % folds for k, i in enumerate(random.Random(0).sample(range(len(pairs)), len(pairs)))}
+    rows = []
+    for fold in range(folds):
+        train = [i for i in range(len(pairs)) if fold_of[i] != fold]
+        started = time.perf_counter()
+        trained = train_evaluator([pairs[i] for i in train], [candidates[i] for i in train], recipe)
+        seconds = time.perf_counter() - started
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / CALIBRATION_FILE).write_text(json.dumps(trained), encoding="utf-8")
+            evaluator = RelevanceEvaluator(model=folder, top_n=recipe.judged)
+            evaluator.warm_up()
+        for i in (i for i in range(len(pairs)) if fold_of[i] == fold):
+            t = time.perf_counter()
+            evaluation = evaluator.run(query=pairs[i].query, documents=candidates[i])["evaluation"]
+            judge_seconds = time.perf_counter() - t
+            rows.append({"qid": pairs[i].qid, "fold": fold, "keys": [d.meta["key"] for d in candidates[i]],
+                         "gold": list(pairs[i].gold), "labels": [int(d.meta["key"] in pairs[i].gold) for d in candidates[i]],
+                         "logits": evaluator.passage_logits(pairs[i].query, candidates[i]),
+                         "probability": evaluation["probability"], "threshold": trained["threshold"],
+                         "judge_seconds": judge_seconds, "train_seconds": seconds})
+        print(f"fold {fold}: trained in {seconds:.1f} s", flush=True)
+    out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    return rows
+
+
+def fold_metrics(rows: list[dict], judged: int) -> dict[str, float]:
+    good = [int(any(r["labels"][:judged])) for r in rows]
+    probs = [r["probability"] for r in rows]
+    passed = [p >= r["threshold"] for p, r in zip(probs, rows, strict=True)]
+    reranked = [query_metrics([k for _, k in sorted(zip(r["logits"], r["keys"], strict=True), key=lambda x: -x[0])],
+                              r["gold"]) for r in rows]
+    hybrid = [query_metrics(r["keys"], r["gold"]) for r in rows]
+    return {
+        "questions": len(rows), "good": sum(good) / len(rows),
+        "auc": auc([p for p, g in zip(probs, good, strict=True) if g], [p for p, g in zip(probs, good, strict=True) if not g]),
+        "ece": expected_calibration_error(probs, good),
+        "accuracy": sum(p == bool(g) for p, g in zip(passed, good, strict=True)) / len(rows),
+        "pass_rate": sum(passed) / len(rows),
+        "hybrid_mrr": statistics.mean(m["MRR@10"] for m in hybrid), "rerank_mrr": statistics.mean(m["MRR@10"] for m in reranked),
+        "hybrid_r10": statistics.mean(m["R@10"] for m in hybrid), "rerank_r10": statistics.mean(m["R@10"] for m in reranked),
+        "judge_ms": 1000 * statistics.median(r["judge_seconds"] for r in rows),
+        "train_s": statistics.median(r["train_seconds"] for r in rows),
+    }
+
+
+def llm_rows(rows: list[dict], settings, sample: int, seed: int, out: Path) -> list[dict]:
+    """The LLM judge on a fixed sample of the out-of-fold questions (cached per qid)."""
+    from components.llm_quality_judge import LLMQualityJudge
+
+    done = {r["qid"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} if out.exists() else {}
+    chosen = random.Random(seed).sample(rows, min(sample, len(rows)))
+    todo = [r for r in chosen if r["qid"] not in done]
+    if todo:
+        store, pipeline = bench_retrieval(settings, top_k=CANDIDATES)
+        judge = LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)
+        judge.warm_up()
+        queries = {str(q["qid"]): q["query"] for q in load_queries(DEFAULT_QUERIES)}
+        for n, row in enumerate(todo, start=1):
+            documents = retrieve(pipeline, [queries[row["qid"]]], top_k=CANDIDATES)
+            evaluation = judge.run(query=queries[row["qid"]], documents=documents)["evaluation"]
+            done[row["qid"]] = {"qid": row["qid"], "total": evaluation["total"], "passed": evaluation["passed"],
+                                "error": evaluation["error"], "seconds": evaluation["seconds"]}
+            print(f"llm {n}/{len(todo)} {json.dumps(done[row['qid']], ensure_ascii=False)}", flush=True)
+            out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in done.values()), encoding="utf-8")
+        store.close()
+    return [{**done[r["qid"]], "oof": r} for r in chosen]
+
+
+def report(rows: list[dict], llm: list[dict], judged: int, command: str, llm_name: str) -> str:
+    folds = sorted({r["fold"] for r in rows})
+    per_fold = [fold_metrics([r for r in rows if r["fold"] == f], judged) for f in folds]
+    pooled = fold_metrics(rows, judged)
+
+    def cell(name: str, digits: int = 3) -> str:
+        values = [m[name] for m in per_fold]
+        return f"{pooled[name]:.{digits}f} ({statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f})"
+
+    fold_lines = "\n".join(f"| {f} | {m['questions']} | {m['good']:.3f} | {m['auc']:.3f} | {m['ece']:.3f} | "
+                           f"{m['accuracy']:.3f} | {m['pass_rate']:.3f} | {m['hybrid_mrr']:.3f} | {m['rerank_mrr']:.3f} | "
+                           f"{m['judge_ms']:.2f} | {m['train_s']:.1f} |" for f, m in zip(folds, per_fold, strict=True))
+    llm_part = "not run"
+    if llm:
+        good = [int(any(x["oof"]["labels"][:judged])) for x in llm]
+        totals, probs = [x["total"] for x in llm], [x["oof"]["probability"] for x in llm]
+        fails = sum(p < x["oof"]["threshold"] for p, x in zip(probs, llm, strict=True))
+        llm_auc = auc([t for t, g in zip(totals, good, strict=True) if g], [t for t, g in zip(totals, good, strict=True) if not g])
+        ev_auc = auc([p for p, g in zip(probs, good, strict=True) if g], [p for p, g in zip(probs, good, strict=True) if not g])
+        llm_part = f"""{len(llm)} of the out-of-fold questions (fixed sample), {sum(good)} with a gold article judged.
+LLM: {llm_name}; errors {sum(bool(x['error']) for x in llm)}; median {statistics.median(x['seconds'] for x in llm):.1f} s per judgement.
+
+| judge | AUC (gold judged vs not) | passed | LLM judge calls per question |
+|---|---|---|---|
+| evaluator | {ev_auc:.3f} | {len(llm) - fails} | 0 |
+| llm (4 × 10 rubric) | {llm_auc:.3f} | {sum(x['passed'] for x in llm)} | 1 |
+| both (evaluator decides, LLM note on a fail) | {ev_auc:.3f} | {len(llm) - fails} | {fails / len(llm):.2f} |"""
+    return f"""# Judge calibration (STARD train, out of fold)
+
+Command: `{command}`
+{len(rows)} questions, {len(folds)} folds; the judged passages are the hybrid top {judged} of the question as
+asked; "good" = a gold article among them. Each fold's evaluator is trained as `python -m pipelines train` does
+(on the other four folds) and scores only its held-out fold. Pooled over all
+out-of-fold questions, then per-fold mean ± standard deviation in brackets.
+
+| metric | value |
+|---|---|
+| AUC of the evidence probability | {cell('auc')} |
+| expected calibration error (10 bins) | {cell('ece')} |
+| accuracy at the trained threshold | {cell('accuracy')} |
+| pass rate (share of good evidence: {pooled['good']:.3f}) | {cell('pass_rate')} |
+| MRR@10, hybrid top 20 as ranked | {cell('hybrid_mrr')} |
+| MRR@10, top 20 reranked by the evaluator | {cell('rerank_mrr')} |
+| R@10, hybrid / reranked | {pooled['hybrid_r10']:.3f} / {pooled['rerank_r10']:.3f} |
+| ms per judgement of 5 passages (median) | {cell("judge_ms", 2)} |
+
+| fold | questions | good | AUC | ECE | accuracy | pass rate | MRR@10 hybrid | MRR@10 reranked | ms / judgement | train s |
+|---|---|---|---|---|---|---|---|---|---|---|
+{fold_lines}
+
+## The LLM judge and `both` on the same questions
+
+{llm_part}
+"""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
-    parser.add_argument("--sample", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=7, help="not 0: a different sample from benchmarks/agentic.py")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--llm-sample", type=int, default=60, help="questions the LLM judge reads (0 = skip)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--report-only", action="store_true", help="report from the cached out-of-fold scores")
     parser.add_argument("--out", default="benchmarks/reports/judge_calibration.md")
     args = parser.parse_args()
     settings = bench_settings()
-    store, pipeline = bench_retrieval(settings)
-    judge = LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)
-    judge.warm_up()
-    rows = []
-    for i, item in enumerate(random.Random(args.seed).sample(load_queries(args.queries), args.sample), start=1):
-        documents = retrieve(pipeline, [item["query"]], top_k=10)
-        judged = {d.meta.get("key") for d in documents[: settings.judge_top_n]}
-        evaluation = judge.run(query=item["query"], documents=documents)["evaluation"]
-        rows.append({"qid": item["qid"], "gold_judged": bool(judged & set(item["gold"])),
-                     "total": evaluation["total"], "error": evaluation["error"], "seconds": evaluation["seconds"]})
-        print(f"{i}/{args.sample} {json.dumps(rows[-1], ensure_ascii=False)}", flush=True)
-    store.close()
-    hits = [r["total"] for r in rows if r["gold_judged"]]
-    misses = [r["total"] for r in rows if not r["gold_judged"]]
-    endpoint = resolve_endpoint(settings)
-    report = f"""# Judge calibration (STARD sample)
+    recipe = Recipe(judged=settings.judge_top_n)
+    CACHE.mkdir(exist_ok=True)
+    oof_file = CACHE / f"evaluator_oof_{recipe.digest()}.jsonl"
+    if args.report_only:
+        rows = [json.loads(line) for line in oof_file.read_text(encoding="utf-8").splitlines()]
+    else:
+        pairs = [Pair(q["query"], tuple(q["gold"]), str(q["qid"])) for q in load_queries(args.queries)]
+        store, pipeline = bench_retrieval(settings, top_k=CANDIDATES)
+        candidates = [retrieve(pipeline, [p.query], top_k=CANDIDATES) for p in pairs]
+        store.close()
+        rows = cross_validate(pairs, candidates, args.folds, recipe, oof_file)
+    llm = llm_rows(rows, settings, args.llm_sample, args.seed, CACHE / "llm_judge_rows.jsonl") if args.llm_sample else []
+    from pipelines.llm import resolve_endpoint
 
-Command: `.venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}`
-{args.sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`; the judge reads the hybrid top
-{settings.judge_top_n} of the question as asked. LLM: {endpoint.kind} (`{endpoint.model}`); pass at
-{settings.pass_score}/40. Judge errors: {sum(bool(r['error']) for r in rows)}; median
-{statistics.median(r['seconds'] for r in rows):.1f} s per judgement.
-
-| judged passages | queries | passed | mean total /40 | range |
-|---|---|---|---|---|
-{summary(rows, settings.pass_score)}
-
-AUC of the total (gold judged vs not): **{auc(hits, misses):.3f}** (0.5 = chance).
-
-Per-query rows: {json.dumps(rows, ensure_ascii=False)}
-"""
-    Path(args.out).write_text(report, encoding="utf-8")
-    print(report)
+    endpoint = resolve_endpoint(settings) if llm else None
+    text = report(rows, llm, recipe.judged, f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",
+                  f"{endpoint.kind} (`{endpoint.model}`)" if endpoint else "")
+    Path(args.out).write_text(text, encoding="utf-8")
+    print(text)
 
 
 if __name__ == "__main__":

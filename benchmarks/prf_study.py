@@ -17,7 +17,7 @@ fused list to the second-pass fused list (expansion, second search(es), fusion),
 
 The store is opened from a copy (the original may be locked by a running process)::
 
-    cp -r data/bench_qdrant /tmp/prf_qdrant
+    cp -r data/corpus_qdrant /tmp/prf_qdrant
     .venv/bin/python benchmarks/prf_study.py [--qdrant-path /tmp/prf_qdrant] [--queries PATH] [--out PATH]
 
 The discussion of the results is benchmarks/reports/prf_study.md.
@@ -180,7 +180,7 @@ def paired_delta(rows: list[dict[str, float]], base: list[dict[str, float]], met
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
-    parser.add_argument("--qdrant-path", default="/tmp/prf_qdrant", help="a copy of DATA_DIR/bench_qdrant")
+    parser.add_argument("--qdrant-path", default="/tmp/prf_qdrant", help="a copy of DATA_DIR/corpus_qdrant")
     parser.add_argument("--out", default="/tmp/prf_study_table.md", help="where the results table is written")
     args = parser.parse_args()
     settings = dataclasses.replace(bench_settings(), qdrant_path=Path(args.qdrant_path))

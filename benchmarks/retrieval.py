@@ -1,6 +1,6 @@
 """Retrieval benchmark on STARD: BM25, dense, hybrid RRF and hybrid + rerank over all current articles.
 
-Reuses the store built by benchmarks/indexing.py (``DATA_DIR/bench_qdrant``, collection ``statutes_all``) and
+Reuses the store built by benchmarks/indexing.py (``DATA_DIR/corpus_qdrant``, collection ``statutes_all``) and
 indexes whatever is missing first. Writes a Markdown report.
 
     .venv/bin/python benchmarks/retrieval.py [--queries PATH] [--out PATH] [--rerank-sample N] [--limit N]
@@ -28,7 +28,7 @@ from document_store.source_manifest import SourceManifest
 from pipelines.indexing import Indexer, law_sources
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 
-DEFAULT_QUERIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "stard" / "stard_train.jsonl"
+DEFAULT_QUERIES = Path(__file__).resolve().parents[1] / "training_data" / "stard" / "stard_train.jsonl"
 COLUMNS = ["R@1", "R@3", "R@5", "R@10", "R@20", "R@100", "Hit@1", "Hit@3", "Hit@10", "MRR@10", "nDCG@10"]
 
 

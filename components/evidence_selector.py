@@ -6,7 +6,8 @@ Situations:
 - ``supplemented``: local evidence did not pass, web results were found and are added after it;
 - ``partial``: local evidence did not pass (or the judge failed) and there is no web help — the answer uses
   what was found and says it may be incomplete;
-- ``none``: nothing relevant was found (no hits, or the judge rated their relevance ≤ 1/10) — a short honest
+- ``none``: nothing relevant was found (no hits, or the judge rated their relevance ≤ 1/10; for the trained
+  evaluator, a probability ≤ 0.1 that they hold a relevant article) — a short honest
   reply, no LLM call;
 - ``unjudged``: plain RAG mode (one retrieval, no judge).
 
@@ -50,7 +51,7 @@ class EvidenceSelector:
     @staticmethod
     def _best_relevance(state: LoopState) -> float:
         best = next((r for r in state.rounds if r["round"] == state.best_round), None)
-        return float(best["evaluation"]["scores"].get("relevance", 0.0)) if best else 0.0
+        return float(best["evaluation"].get("relevance") or 0.0) if best else 0.0
 
     @component.output_types(evidence=list[Document], situation=str, query=str, notes=str, state=LoopState)
     def run(self, state: LoopState) -> dict[str, Any]:

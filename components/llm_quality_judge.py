@@ -88,6 +88,7 @@ class LLMQualityJudge(LLMComponent):
         started = time.perf_counter()
         if not documents:
             return {"evaluation": {"scores": dict.fromkeys(DIMENSIONS, 0.0), "total": 0.0, "passed": False,
+                                   "relevance": 0.0,
                                    "missing": "没有检索到任何相关法条", "reasoning": "", "error": None,
                                    "llm_calls": 0, "seconds": 0.0}}
         user = f"用户问题：{query}\n\n检索到的法条：\n<<<\n{format_evidence(documents[: self.top_n], self.max_chars)}\n>>>"
@@ -105,6 +106,7 @@ class LLMQualityJudge(LLMComponent):
             "seconds": round(time.perf_counter() - started, 3),
         }
         evaluation["passed"] = bool(scores) and evaluation["total"] >= self.pass_score
+        evaluation["relevance"] = evaluation["scores"]["relevance"]
         if problem and not evaluation["missing"]:
             evaluation["missing"] = "评估失败，无法判断证据是否充分"
         return {"evaluation": evaluation}

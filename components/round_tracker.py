@@ -19,6 +19,11 @@ from haystack import Document, component
 
 from components.loop_state import LoopState, document_summary
 
+REQUIRED = ("scores", "total", "passed", "relevance", "reasoning", "missing", "error")
+# what the trained evaluator adds (JUDGE=evaluator|both): its probability, threshold, per-passage probabilities and,
+# on a fail with JUDGE=both, the LLM judge's scores
+EVALUATION_FIELDS = ("judge", *REQUIRED, "probability", "threshold", "passages", "llm_judge")
+
 
 @component
 class RoundTracker:
@@ -39,8 +44,7 @@ class RoundTracker:
             "round": state.round,
             **state.pending,
             "retrieved": [document_summary(d) for d in documents],
-            "evaluation": {k: evaluation.get(k) for k in ("scores", "total", "passed", "reasoning", "missing",
-                                                          "error")},
+            "evaluation": {k: evaluation.get(k) for k in EVALUATION_FIELDS if k in evaluation or k in REQUIRED},
         })
         state.pending = {}
         return {"state": state, "query": state.query}

@@ -28,7 +28,6 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from components.answer_finalizer import AnswerFinalizer, citation_of
 from components.answer_generator import AnswerGenerator
 from components.evidence_selector import EvidenceSelector
-from components.llm_quality_judge import LLMQualityJudge
 from components.loop_state import LoopState
 from components.query_rewriter import QueryRewriter
 from components.query_router import QueryRouter
@@ -37,6 +36,7 @@ from components.round_tracker import RoundTracker
 from components.serpapi_web_search import SerpAPIWebSearch
 from components.web_evidence_merger import WebEvidenceMerger
 from document_store.qdrant_store import open_document_store
+from pipelines.judges import make_judge
 from pipelines.prompts import ANSWER_TEMPLATE
 from pipelines.retrieval import add_retrieval, build_retrieval_pipeline, make_reranker, retrieve
 from pipelines.settings import Settings
@@ -79,14 +79,16 @@ def add_answer_stage(pipeline: Pipeline) -> None:
         pipeline.connect(f"answer.{name}", f"finalizer.{name}")
 
 
-def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settings, top_k: int = 10) -> Pipeline:
-    """The full loop as one serialisable Pipeline (see DESIGN.md §1)."""
+def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settings, top_k: int = 10,
+                           require_models: bool = True) -> Pipeline:
+    """The full loop as one serialisable Pipeline (see DESIGN.md §1); ``require_models=False`` builds it even
+    where the trained models it names are not there yet (YAML export)."""
     pipeline = Pipeline(max_runs_per_component=settings.max_rounds + 2)
     pipeline.add_component("router", QueryRouter())
     pipeline.add_component("query_joiner", BranchJoiner(str))
     pipeline.add_component("rewriter", QueryRewriter(rewrite_first_round=settings.rewrite_first_round))
     add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings))
-    pipeline.add_component("judge", LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score))
+    pipeline.add_component("judge", make_judge(settings, require_model=require_models))
     pipeline.add_component("tracker", RoundTracker())
     pipeline.add_component("loop", ConditionalRouter(routes=loop_routes(settings.max_rounds)))
     pipeline.add_component("web_search", SerpAPIWebSearch())

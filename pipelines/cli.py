@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipelines {setup,index,search,ask,stats,laws,export-yaml,demo}``.
+"""Command line: ``python -m pipelines {setup,train,index,search,ask,stats,laws,export-yaml,demo}``.
 
 Usage::
 
@@ -35,8 +35,16 @@ EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, LLMServerEr
 def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
     from pipelines.provision import provision
 
-    for line in provision(settings, llm=not args.no_llm):
+    for line in provision(settings, llm=not args.no_llm, train=not args.no_train):
         print(line)
+
+
+def cmd_train(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.train import train_relevance_evaluator
+
+    result = train_relevance_evaluator(settings, pairs=args.pairs, collection=args.collection, progress=not args.quiet)
+    print(f"relevance evaluator {'reused from cache' if result.reused else 'trained'}: {result.model}")
+    print(f"EVALUATOR_MODEL {settings.evaluator_model} -> {result.model}")
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
@@ -108,8 +116,10 @@ def print_result(result: dict) -> None:
     for entry in trace["rounds"]:
         evaluation = entry["evaluation"]
         top = ", ".join(r["key"] for r in entry["retrieved"][:3])
+        verdict = (f"evaluator P={evaluation['probability']:.2f} (pass at {evaluation['threshold']:.2f})"
+                   if evaluation.get("probability") is not None else f"judge {evaluation['total']:.0f}/40")
         print(f"  round {entry['round']}: {len(entry['queries'])} queries ({entry['rewrite']['status']}), "
-              f"judge {evaluation['total']:.0f}/40 → {entry['decision']}; top: {top}")
+              f"{verdict} → {entry['decision']}; top: {top}")
         if evaluation.get("error"):
             print(f"    judge error: {evaluation['error']}")
     if trace.get("web"):
@@ -215,7 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pipelines", description="Agentic RAG over Chinese statutes")
     sub = parser.add_subparsers(dest="command", required=True)
     setup = sub.add_parser("setup", help="build the offline models (idempotent)")
-    setup.add_argument("--no-llm", action="store_true", help="only the embedding model")
+    setup.add_argument("--no-llm", action="store_true", help="no LLM")
+    setup.add_argument("--no-train", action="store_true", help="do not train the relevance evaluator")
+    train = sub.add_parser("train", help="train the relevance evaluator (default: the bundled STARD pairs)")
+    train.add_argument("--pairs", help='JSON lines {"query": ..., "gold": [article keys]} (default: STARD train)')
+    train.add_argument("--collection", help="the indexed knowledge base the gold keys name (default: all statutes)")
+    train.add_argument("--quiet", action="store_true", help="no progress output")
     index = sub.add_parser("index", help="index laws from the statute database and/or .txt/.md files")
     index.add_argument("--laws", nargs="*", help="law names (short names work; 'all' = every current law)")
     index.add_argument("--files", nargs="*", help=".txt/.md files")
@@ -245,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
-    "setup": cmd_setup, "index": cmd_index, "search": cmd_search, "stats": cmd_stats,
+    "setup": cmd_setup, "train": cmd_train, "index": cmd_index, "search": cmd_search, "stats": cmd_stats,
     "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
     "serve": cmd_serve,
 }

@@ -30,7 +30,7 @@ def default_gguf(settings: Settings) -> Path:
     return settings.models_dir / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
-def provision(settings: Settings, *, llm: bool = True) -> list[str]:
+def provision(settings: Settings, *, llm: bool = True, train: bool = True) -> list[str]:
     """Build what the configured defaults need; returns a line per model saying what was done."""
     done = []
     if Path(settings.embedding_model) == default_embedding_folder(settings):
@@ -47,4 +47,15 @@ def provision(settings: Settings, *, llm: bool = True) -> list[str]:
     elif llm:
         done.append("LLM: using " + ("DeepSeek" if os.environ.get("DEEPSEEK_API_KEY") else
                                      settings.llm_base_url or settings.llm_gguf))
+    if train:
+        done.append(_trained_models(settings))
     return done
+
+
+def _trained_models(settings: Settings) -> str:
+    if not settings.trained_models:
+        return "trained models: off (TRAINED_MODELS=off); the LLM judges the evidence"
+    from pipelines.train import train_relevance_evaluator
+
+    result = train_relevance_evaluator(settings)
+    return f"relevance evaluator ready ({'cached' if result.reused else 'trained'}): {settings.evaluator_model}"

@@ -59,6 +59,16 @@ def _env_positive(name: str, default: float) -> float:
     return value
 
 
+def _env_probability(name: str) -> float | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    value = _env_float(name, 0.0)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be between 0 and 1 (exclusive), got {raw!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every knob of the project; see `.env.example` for the meaning of each variable."""
@@ -87,6 +97,10 @@ class Settings:
     judge_top_n: int = 5
     rewrite_first_round: bool = False
     question_weight: float = 2.0
+    judge: str = "auto"
+    evaluator_model: str = "models/relevance-evaluator"
+    evaluator_threshold: float | None = None
+    trained_models: bool = True
     llm_timeout: float = 120.0
     llm_max_retries: int = 2
     llm_ctx: int = 4096
@@ -125,6 +139,10 @@ class Settings:
             judge_top_n=_env_int("JUDGE_TOP_N", 5),
             rewrite_first_round=_env_bool("REWRITE_FIRST_ROUND", False),
             question_weight=_env_positive("QUESTION_WEIGHT", 2.0),
+            judge=_env("JUDGE", "auto"),
+            evaluator_model=_env("EVALUATOR_MODEL", str(models_dir / "relevance-evaluator")),
+            evaluator_threshold=_env_probability("EVALUATOR_THRESHOLD"),
+            trained_models=_env_bool("TRAINED_MODELS", True),
             llm_timeout=_env_float("LLM_TIMEOUT", 120.0),
             llm_max_retries=_env_int("LLM_MAX_RETRIES", 2),
             llm_ctx=_env_int("LLM_CTX", 4096),

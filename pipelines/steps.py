@@ -48,9 +48,11 @@ def describe_step(name: str, outputs: dict[str, Any]) -> dict[str, Any] | None:
         return {"stage": "fuse" if name == "joiner" else "rerank", "count": len(documents), "top": _top(documents)}
     if name == "judge":
         evaluation = outputs["evaluation"]
-        return {"stage": "judge", "scores": evaluation["scores"], "total": evaluation["total"],
-                "passed": evaluation["passed"], "missing": evaluation["missing"],
-                "reasoning": evaluation["reasoning"], "error": evaluation["error"]}
+        return {"stage": "judge", "judge": evaluation.get("judge", "llm"), "scores": evaluation["scores"],
+                "total": evaluation["total"], "passed": evaluation["passed"], "missing": evaluation["missing"],
+                "reasoning": evaluation["reasoning"], "error": evaluation["error"],
+                "probability": evaluation.get("probability"), "threshold": evaluation.get("threshold"),
+                "passages": evaluation.get("passages"), "llm_calls": evaluation.get("llm_calls", 0)}
     if name == "loop":
         for socket, decision in LOOP_DECISIONS.items():
             if socket in outputs:

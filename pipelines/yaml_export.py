@@ -27,12 +27,14 @@ ALLOWED_MODULES = ["components", "pipelines", "haystack_integrations"]
 
 
 def yaml_texts(settings: Settings | None = None) -> dict[str, str]:
-    """File name → YAML of each pipeline, built against a store object that is not opened."""
-    settings = settings or Settings()
+    """File name → YAML of each pipeline, built against a store object that is not opened. The agentic loop is
+    exported with the offline default judge, the trained evaluator (``JUDGE=evaluator``), whether or not this
+    machine has trained it yet, so the files do not depend on the machine."""
+    settings = settings or Settings(judge="evaluator")
     store = open_document_store(settings, connect=False)
     return {
         "indexing.yaml": build_indexing_pipeline(store, settings).dumps(),
-        "agentic.yaml": build_agentic_pipeline(store, settings).dumps(),
+        "agentic.yaml": build_agentic_pipeline(store, settings, require_models=False).dumps(),
         "rag.yaml": build_rag_pipeline(store, settings).dumps(),
     }
 

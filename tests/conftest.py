@@ -7,6 +7,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+# The scripted-LLM tests script the LLM judge's replies; the tests of the trained evaluator, and the real-model
+# tests of the defaults, set JUDGE themselves.
+os.environ.setdefault("JUDGE", "llm")
 
 from pipelines.settings import Settings
 
@@ -34,3 +37,43 @@ def settings(tmp_path: Path, e5_model: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("EMBEDDING_MODEL", str(e5_model))
     monkeypatch.setenv("LLM_GGUF", str(MODELS / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
     return Settings.from_env()
+
+
+PIPL = "中华人民共和国个人信息保护法"
+
+
+@pytest.fixture(scope="session")
+def tiny_evaluator(tmp_path_factory: pytest.TempPathFactory, e5_model: Path) -> Path:
+    """A relevance evaluator trained in seconds on the 个人信息保护法: a question is a phrase from an article and
+    its gold is that article; one pair in four names a random other article (evidence without its gold)."""
+    import json
+    import random
+
+    from components.collection_mirror import mirror_for
+    from components.relevance_evaluator import CALIBRATION_FILE
+    from document_store.qdrant_store import open_document_store
+    from pipelines.indexing import Indexer, law_sources
+    from pipelines.models.evaluator_training import Recipe, train_evaluator
+    from pipelines.models.training_pairs import Pair
+    from pipelines.retrieval import build_retrieval_pipeline, retrieve
+
+    root = tmp_path_factory.mktemp("tiny_evaluator")
+    settings = Settings(qdrant_path=root / "qdrant", embedding_model=str(e5_model))
+    store = open_document_store(settings)
+    try:
+        Indexer(store, settings).index(law_sources([PIPL]), progress=False)
+        mirror = mirror_for(store)
+        mirror.refresh(force=True)
+        docs = sorted(mirror.by_key.values(), key=lambda d: d.meta["key"])
+        rng = random.Random(0)
+        pairs = [Pair((d.content or "")[4:28], (rng.choice(docs).meta["key"] if i % 4 == 3 else d.meta["key"],))
+                 for i, d in enumerate(docs)]
+        pipeline = build_retrieval_pipeline(store, settings, top_k=10)
+        pipeline.warm_up()
+        candidates = [retrieve(pipeline, [p.query], top_k=10) for p in pairs]
+        trained = train_evaluator(pairs, candidates, Recipe())
+    finally:
+        store.close()
+    (root / "model").mkdir()
+    (root / "model" / CALIBRATION_FILE).write_text(json.dumps(trained), encoding="utf-8")
+    return root / "model"

@@ -86,8 +86,15 @@ function stepItem(step) {
   const item = el("li", { "data-stage": step.stage }, el("span", { class: "stage", text: label }));
   if (step.stage === "judge") {
     const scores = el("span", { class: "scores" });
-    for (const [key, name] of Object.entries(DIMENSIONS)) scores.append(el("span", { text: `${name} ${step.scores[key]}` }));
-    item.append(scores, el("b", { class: step.passed ? "pass" : "fail", text: `${step.total}/40 ${step.passed ? "通过" : "未通过"}` }));
+    const verdict = step.passed ? "通过" : "未通过";
+    if (step.probability != null) {  // the trained relevance evaluator (JUDGE=evaluator|both)
+      for (const p of step.passages || []) scores.append(el("span", { text: `${p.key} ${p.probability.toFixed(2)}` }));
+      item.append(scores, el("b", { class: step.passed ? "pass" : "fail",
+        text: `相关概率 ${step.probability.toFixed(2)}（通过线 ${step.threshold.toFixed(2)}）${verdict}` }));
+    } else {
+      for (const [key, name] of Object.entries(DIMENSIONS)) scores.append(el("span", { text: `${name} ${step.scores[key]}` }));
+      item.append(scores, el("b", { class: step.passed ? "pass" : "fail", text: `${step.total}/40 ${verdict}` }));
+    }
     if (step.missing) item.append(el("div", { class: "keys", text: `缺少：${step.missing}` }));
     if (step.error) item.append(el("div", { class: "fail", text: `评估出错：${step.error}` }));
   } else {
@@ -153,10 +160,15 @@ function showCitation(label, citation) {
   $("citation-view").hidden = false;
 }
 
+function scoreText(scores) {
+  if (!scores) return "";
+  return scores.probability != null ? `；相关概率 ${scores.probability.toFixed(2)}` : `；评估 ${scores.total}/40`;
+}
+
 function showResult(message, box, body, result) {
   renderAnswer(body, result);
   finishTrace(box, result);
-  const meta = el("div", { class: "meta", text: `${SITUATIONS[result.situation] || ""}${result.scores ? `；评估 ${result.scores.total}/40` : ""}` });
+  const meta = el("div", { class: "meta", text: `${SITUATIONS[result.situation] || ""}${scoreText(result.scores)}` });
   if (result.needs_human) meta.append(el("span", { class: "needs-human", text: "　建议咨询专业人士" }));
   message.append(meta);
 }

@@ -296,3 +296,58 @@ def test_instructions_echoed_while_streaming_are_dropped_from_the_stream_too(llm
     text = "".join(streamed)
     assert text.startswith("依据") and "还缺少哪些信息或规定" not in text
     assert result["answer"].startswith(text)  # what streamed is what the answer says
+
+
+@pytest.fixture
+def evaluator_judge(tiny_evaluator, monkeypatch):
+    """The loop judged by the trained evaluator (a tiny one; the threshold set per test)."""
+    monkeypatch.setenv("EVALUATOR_MODEL", str(tiny_evaluator))
+
+    def use(judge: str, threshold: float) -> None:
+        monkeypatch.setenv("JUDGE", judge)
+        monkeypatch.setenv("EVALUATOR_THRESHOLD", str(threshold))
+    return use
+
+
+def test_evaluator_pass_costs_no_judge_call(llm, make_rag, evaluator_judge):
+    evaluator_judge("evaluator", 0.001)
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert decisions(result) == ["pass"] and result["situation"] == "sufficient"
+    assert llm.calls(JUDGE) == [] and result["trace"]["llm_calls"]["judge"] == 0
+    evaluation = result["trace"]["rounds"][0]["evaluation"]
+    assert evaluation["judge"] == "evaluator" and evaluation["passed"]
+    assert [p["key"] for p in evaluation["passages"]] == [r["key"] for r in result["trace"]["rounds"][0]["retrieved"][:5]]
+    assert all(0.0 <= p["probability"] <= 1.0 for p in evaluation["passages"])
+    assert result["scores"]["probability"] == evaluation["probability"]
+
+
+def test_evaluator_fail_retries_with_its_own_note_and_no_llm_judge(llm, make_rag, evaluator_judge):
+    evaluator_judge("evaluator", 0.999)
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert decisions(result)[0] == "retry" and len(result["trace"]["rounds"]) >= 2
+    assert llm.calls(JUDGE) == []
+    assert "相关性" in llm.calls(REWRITER)[0]["messages"][-1]["content"]  # the evaluator's note reached the rewriter
+
+
+def test_both_calls_the_llm_judge_only_on_a_fail_and_passes_its_note_on(llm, make_rag, evaluator_judge):
+    evaluator_judge("both", 0.999)
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, judge(9, "缺少同意的例外情形"))  # the LLM's scores do not decide, its note is used
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    rounds = result["trace"]["rounds"]
+    assert decisions(result)[0] == "retry"
+    assert len(llm.calls(JUDGE)) == len(rounds) == result["trace"]["llm_calls"]["judge"]
+    assert "缺少同意的例外情形" in llm.calls(REWRITER)[0]["messages"][-1]["content"]
+    assert rounds[0]["evaluation"]["llm_judge"]["total"] == 36.0 and not rounds[0]["evaluation"]["passed"]
+
+
+def test_both_passing_makes_no_judge_call(llm, make_rag, evaluator_judge):
+    evaluator_judge("both", 0.001)
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert decisions(result) == ["pass"] and llm.calls(JUDGE) == []
+    assert result["trace"]["llm_calls"] == {"rewriter": 0, "judge": 0, "answer": 1, "router": 0}

@@ -20,10 +20,11 @@ def test_yaml_files_equal_what_the_builders_dump():
 
 
 @pytest.fixture
-def workdir(tmp_path, monkeypatch, e5_model):
+def workdir(tmp_path, monkeypatch, e5_model, tiny_evaluator):
     """A working directory laid out like the repo (data/, models/) so the YAML's relative paths resolve."""
     (tmp_path / "models").mkdir()
     os.symlink(e5_model, tmp_path / "models" / "multilingual-e5-small")
+    os.symlink(tiny_evaluator, tmp_path / "models" / "relevance-evaluator")
     monkeypatch.chdir(tmp_path)
     for name in ("DATA_DIR", "QDRANT_PATH", "EMBEDDING_MODEL", "DEEPSEEK_API_KEY", "SERPAPI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -50,8 +51,11 @@ def test_query_yaml_loads_and_answers(workdir, monkeypatch, mode):
         llm.add_rule("法律检索质量评估员", '{"reasoning": "好", "relevance": 9, "completeness": 9, "accuracy": 9, "coverage": 9}')
         llm.add_rule("严谨的中国法律咨询助手", "依据《中华人民共和国个人信息保护法》第十四条，需要同意。")
         monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
-        pipeline = Pipeline.loads((YAML_DIR / f"{mode}.yaml").read_text(encoding="utf-8"),
-                                  allowed_modules=ALLOWED_MODULES)
+        text = (YAML_DIR / f"{mode}.yaml").read_text(encoding="utf-8")
+        if mode == "agentic":  # the trained evaluator judges; a user's edit of its threshold makes round 1 pass
+            assert "type: components.relevance_evaluator.RelevanceEvaluator" in text
+            text = text.replace("threshold: null", "threshold: 0.001", 1)
+        pipeline = Pipeline.loads(text, allowed_modules=ALLOWED_MODULES)
         pipeline.warm_up()
         result = answer_with(pipeline, mode, "公司收集我的个人信息需要我同意吗")
     assert "第十四条" in result["answer"]

@@ -1,0 +1,65 @@
+"""Which judge the loop uses (``JUDGE``), in one place.
+
+- ``evaluator``: the trained `RelevanceEvaluator` decides; no LLM call (the offline default).
+- ``both``: the evaluator decides; only when the evidence fails does the LLM judge write the missing-information
+  note for the rewriter (the default with an API model: ``DEEPSEEK_API_KEY`` or ``LLM_BASE_URL``).
+- ``llm``: `LLMQualityJudge`'s 4 × 10 rubric (the default when no trained evaluator exists, e.g.
+  ``TRAINED_MODELS=off``).
+- ``auto`` (unset): the defaults above.
+
+Usage::
+
+    judge = make_judge(settings)          # a component with run(query, documents) -> {"evaluation": {...}}
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from haystack import logging
+
+from components.llm_quality_judge import LLMQualityJudge
+from components.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator
+from pipelines.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+JUDGES = ("auto", "evaluator", "both", "llm")
+
+
+def evaluator_available(settings: Settings) -> bool:
+    return settings.trained_models and (Path(settings.evaluator_model) / CALIBRATION_FILE).is_file()
+
+
+def resolve_judge(settings: Settings, require_model: bool = True) -> str:
+    """The judge ``JUDGE`` names, with ``auto`` resolved; a clear error for an unknown name or a missing model
+    (``require_model=False``: build the pipeline anyway, e.g. to export it as YAML)."""
+    if settings.judge not in JUDGES:
+        raise ValueError(f"JUDGE must be one of {', '.join(JUDGES)}, got {settings.judge!r}")
+    if settings.judge == "auto":
+        if not evaluator_available(settings):
+            logger.info("No trained relevance evaluator at {path}; the LLM judges the evidence",
+                        path=settings.evaluator_model)
+            return "llm"
+        api_model = bool(os.environ.get("DEEPSEEK_API_KEY", "").strip() or settings.llm_base_url)
+        return "both" if api_model else "evaluator"
+    if settings.judge != "llm" and require_model and not evaluator_available(settings):
+        why = "TRAINED_MODELS=off" if not settings.trained_models else f"no trained evaluator at {settings.evaluator_model}"
+        raise ValueError(f"JUDGE={settings.judge} needs the trained relevance evaluator ({why}); run "
+                         "`python -m pipelines setup` (or `train`), or set JUDGE=llm")
+    return settings.judge
+
+
+def llm_judge(settings: Settings) -> LLMQualityJudge:
+    return LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)
+
+
+def make_judge(settings: Settings, require_model: bool = True) -> LLMQualityJudge | RelevanceEvaluator:
+    """The judge component of the loop for these settings."""
+    kind = resolve_judge(settings, require_model)
+    if kind == "llm":
+        return llm_judge(settings)
+    return RelevanceEvaluator(model=settings.evaluator_model, top_n=settings.judge_top_n,
+                              threshold=settings.evaluator_threshold,
+                              note_writer=llm_judge(settings) if kind == "both" else None)

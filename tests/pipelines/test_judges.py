@@ -1,0 +1,56 @@
+"""JUDGE: which judge the loop gets, resolved in one place, with clear errors."""
+
+import dataclasses
+
+import pytest
+
+from components.llm_quality_judge import LLMQualityJudge
+from components.relevance_evaluator import RelevanceEvaluator
+from pipelines.judges import make_judge, resolve_judge
+from pipelines.settings import Settings
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    for name in ("DEEPSEEK_API_KEY", "LLM_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def with_judge(judge: str, model: str, **changes) -> Settings:
+    return dataclasses.replace(Settings(), judge=judge, evaluator_model=model, **changes)
+
+
+def test_auto_is_the_evaluator_offline_and_both_with_an_api_model(tiny_evaluator, offline, monkeypatch):
+    assert resolve_judge(with_judge("auto", str(tiny_evaluator))) == "evaluator"
+    assert resolve_judge(with_judge("auto", str(tiny_evaluator), llm_base_url="http://127.0.0.1:9/v1")) == "both"
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
+    assert resolve_judge(with_judge("auto", str(tiny_evaluator))) == "both"
+
+
+def test_auto_without_a_trained_evaluator_is_the_llm(tmp_path, tiny_evaluator, offline):
+    assert resolve_judge(with_judge("auto", str(tmp_path / "missing"))) == "llm"
+    assert resolve_judge(with_judge("auto", str(tiny_evaluator), trained_models=False)) == "llm"
+
+
+def test_explicit_choices_and_errors(tmp_path, tiny_evaluator, offline):
+    assert resolve_judge(with_judge("llm", str(tmp_path))) == "llm"
+    with pytest.raises(ValueError, match="JUDGE must be one of auto, evaluator, both, llm, got 'gpt'"):
+        resolve_judge(with_judge("gpt", str(tiny_evaluator)))
+    with pytest.raises(ValueError, match="JUDGE=evaluator needs the trained relevance evaluator.*pipelines setup"):
+        resolve_judge(with_judge("evaluator", str(tmp_path / "missing")))
+    with pytest.raises(ValueError, match="TRAINED_MODELS=off"):
+        resolve_judge(with_judge("both", str(tiny_evaluator), trained_models=False))
+
+
+def test_make_judge_builds_the_component(tiny_evaluator, offline):
+    assert isinstance(make_judge(with_judge("llm", "")), LLMQualityJudge)
+    evaluator = make_judge(with_judge("evaluator", str(tiny_evaluator), evaluator_threshold=0.3))
+    assert isinstance(evaluator, RelevanceEvaluator) and evaluator.note_writer is None and evaluator.threshold == 0.3
+    both = make_judge(with_judge("both", str(tiny_evaluator)))
+    assert isinstance(both.note_writer, LLMQualityJudge)
+
+
+def test_threshold_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("EVALUATOR_THRESHOLD", "1.5")
+    with pytest.raises(ValueError, match="EVALUATOR_THRESHOLD must be between 0 and 1"):
+        Settings.from_env()

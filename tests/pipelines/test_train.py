@@ -1,0 +1,99 @@
+"""`python -m pipelines train`: one-line errors for bad input, training against a user's collection, the cache."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipelines.cli import main
+from pipelines.settings import Settings
+from pipelines.train import train_relevance_evaluator
+
+PIPL = "中华人民共和国个人信息保护法"
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def kb_settings(settings, tmp_path, monkeypatch):
+    """Settings whose trained models (the link and the cache) live under tmp_path."""
+    monkeypatch.setenv("EVALUATOR_MODEL", str(tmp_path / "models" / "relevance-evaluator"))
+    monkeypatch.setenv("MODEL_CACHE_DIR", str(tmp_path / "cache"))
+    return Settings.from_env()
+
+
+@pytest.fixture
+def pipl_kb(kb_settings, capsys):
+    """The 个人信息保护法 indexed as the knowledge base 'pipl'."""
+    assert run_cli(capsys, "index", "--laws", PIPL, "--collection", "pipl", "--quiet")[0] == 0
+    return kb_settings
+
+
+def pairs_file(tmp_path, pairs, name="pairs.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(p, ensure_ascii=False) for p in pairs), encoding="utf-8")
+    return path
+
+
+def pipl_pairs(n=60):
+    numbers = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "十"]
+    keys = [f"{PIPL}第{numbers[i % 10]}条" for i in range(n)]
+    questions = ["个人信息保护的目的", "个人信息的定义", "处理个人信息的原则", "处理个人信息应当具有明确合理的目的",
+                 "处理个人信息应当公开透明", "个人信息的质量", "个人信息处理者的责任", "个人信息保护的宣传教育",
+                 "个人信息保护的国际合作", "禁止非法处理个人信息"]
+    # one pair in four names an article about something else (complaints), so some evidence lacks its gold
+    return [{"query": questions[i % 10] + "？" * (i // 10 + 1),
+             "gold": [f"{PIPL}第六十五条" if i % 4 == 3 else keys[i]]} for i in range(n)]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "pairs file not found"),
+    ("{broken\n", "malformed line"),
+    ('{"query": "问", "gold": ["x"]}\n' * 10, "10 usable pairs; at least 50"),
+])
+def test_bad_pairs_files_are_one_line_errors_and_train_nothing(pipl_kb, capsys, tmp_path, content, message):
+    path = tmp_path / "pairs.jsonl"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    code, _, err = run_cli(capsys, "train", "--pairs", str(path), "--collection", "pipl", "--quiet")
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert not Path(pipl_kb.evaluator_model).exists()
+
+
+def test_gold_keys_outside_the_collection_are_refused(pipl_kb, capsys, tmp_path):
+    pairs = pipl_pairs() + [{"query": "劳动合同", "gold": ["中华人民共和国劳动合同法第十条"]}]
+    code, _, err = run_cli(capsys, "train", "--pairs", str(pairs_file(tmp_path, pairs)), "--collection", "pipl")
+    assert code == 2 and err.count("\n") == 1
+    assert "1 gold key(s) are not in the knowledge base 'pipl', e.g. 中华人民共和国劳动合同法第十条" in err
+
+
+def test_an_empty_collection_is_refused(kb_settings, capsys, tmp_path):
+    code, _, err = run_cli(capsys, "train", "--pairs", str(pairs_file(tmp_path, pipl_pairs())), "--collection", "empty")
+    assert code == 2 and "knowledge base 'empty' is empty" in err
+
+
+def test_training_is_cached_and_redone_when_the_pairs_change(pipl_kb, tmp_path):
+    first = train_relevance_evaluator(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl",
+                                      progress=False)
+    assert not first.reused and first.model.parent == tmp_path / "cache"
+    link = Path(pipl_kb.evaluator_model)
+    assert link.is_symlink() and link.resolve() == first.model.resolve()
+    assert first.trained["questions"] == 60 and first.trained["collection"] == "pipl:74"
+    again = train_relevance_evaluator(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl",
+                                      progress=False)
+    assert again.reused and again.model == first.model
+    changed = train_relevance_evaluator(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs(n=56), "other.jsonl"),
+                                        collection="pipl", progress=False)
+    assert not changed.reused and changed.model != first.model and link.resolve() == changed.model.resolve()
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == sorted([first.model.name, changed.model.name])
+
+
+def test_a_real_folder_at_the_model_path_is_not_overwritten(pipl_kb, tmp_path, capsys):
+    Path(pipl_kb.evaluator_model).mkdir(parents=True)
+    code, _, err = run_cli(capsys, "train", "--pairs", str(pairs_file(tmp_path, pipl_pairs())), "--collection", "pipl",
+                           "--quiet")
+    assert code == 2 and "is not a link made by `train`" in err
