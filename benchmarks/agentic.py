@@ -6,17 +6,23 @@ evidence, citation recall (gold articles cited in the answer / gold articles; al
 model wrote, not the article lists the answer stage appends), LLM calls per query
 (router + rewriter + judge + answer; reranker calls are separate) and seconds per query.
 
+With the trained evaluator as judge (``JUDGE=evaluator|both``), each question is judged by one of 5 evaluators
+trained on the other folds of the queries file (the folds of benchmarks/judge_calibration.py), never by a model
+that saw it.
+
     .venv/bin/python benchmarks/agentic.py [--queries PATH] [--sample 60] [--seed 0] [--out PATH] [--modes rag,agentic]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -26,11 +32,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from benchmarks.indexing import bench_settings
+from benchmarks.judge_calibration import fold_assignment, stard_candidates, train_fold_models
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from document_store.qdrant_store import open_document_store
 from pipelines.agentic import AgenticRAG
+from pipelines.judges import resolve_judge
 from pipelines.llm import resolve_endpoint
+from pipelines.models.evaluator_training import Recipe
+
+FOLDS = 5
 
 
 def final_evidence_keys(result: dict) -> list[str]:
@@ -128,7 +139,18 @@ def main() -> None:
         return
     settings = bench_settings()
     endpoint = resolve_endpoint(settings)
-    rag = AgenticRAG(open_document_store(settings), settings)
+    judge = resolve_judge(settings)
+    fold_models: dict[int, Path] = {}
+    if judge != "llm":  # the trained evaluator judges each question with the fold model that never saw it
+        all_queries = load_queries(args.queries)
+        fold_of = fold_assignment(len(all_queries), FOLDS)
+        fold_by_qid = {q["qid"]: fold_of[i] for i, q in enumerate(all_queries)}
+        fold_models = train_fold_models(*stard_candidates(all_queries, settings), FOLDS,
+                                        Recipe(judged=settings.judge_top_n), Path(tempfile.mkdtemp(prefix="folds-")))
+    store = open_document_store(settings)
+    rag = AgenticRAG(store, settings)
+    by_fold = {fold: AgenticRAG(store, dataclasses.replace(settings, evaluator_model=str(model)))
+               for fold, model in fold_models.items()}
     started = time.perf_counter()
     with open(log_path, "a" if args.resume else "w", encoding="utf-8") as log:
         for i, item in enumerate(queries, start=1):
@@ -137,7 +159,8 @@ def main() -> None:
             for mode in modes:
                 if item["qid"] in rows[mode]:
                     continue
-                result = rag.ask(item["query"], mode=mode)
+                asker = by_fold[fold_by_qid[item["qid"]]] if by_fold and mode == "agentic" else rag
+                result = asker.ask(item["query"], mode=mode)
                 if result["answer_error"]:  # a row scored without the model's answer would skew the figures
                     rag.close()
                     sys.exit(f"stopped at query {item['qid']} ({mode}): the LLM wrote no answer "
@@ -150,7 +173,9 @@ def main() -> None:
                 log.flush()
             print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m].get(item['qid'])}" for m in modes), flush=True)
     rag.close()
-    note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); reranker: {settings.reranker}; "
+    note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); judge: {judge}"
+            f"{f' (out of fold: {FOLDS} models, each trained on the other folds of the queries file)' if by_fold else ''}"
+            f"; reranker: {settings.reranker}; "
             f"rewrite before round 1: {settings.rewrite_first_round}. "
             f"This run's wall time {time.perf_counter() - started:.0f} s.")
     print(write_report(args, len(queries), rows, note))

@@ -63,29 +63,55 @@ def expected_calibration_error(probabilities: list[float], labels: list[int], bi
     return error
 
 
-def cross_validate(pairs: list[Pair], candidates: list, folds: int, recipe: Recipe, out: Path) -> list[dict]:
-    """Out-of-fold rows: per question its fold, the top-20 keys, labels, passage logits and evidence probability."""
-    fold_of = {i: k % folds for k, i in enumerate(random.Random(0).sample(range(len(pairs)), len(pairs)))}
-    rows = []
+def fold_assignment(n: int, folds: int) -> dict[int, int]:
+    """Question index → fold (fixed: the end-to-end benchmark uses the same folds)."""
+    return {i: k % folds for k, i in enumerate(random.Random(0).sample(range(n), n))}
+
+
+def train_fold_models(pairs: list[Pair], candidates: list, folds: int, recipe: Recipe,
+                      directory: Path) -> dict[int, Path]:
+    """One evaluator per fold, trained on the other folds' questions: fold → model folder under ``directory``."""
+    fold_of = fold_assignment(len(pairs), folds)
+    models = {}
     for fold in range(folds):
         train = [i for i in range(len(pairs)) if fold_of[i] != fold]
-        started = time.perf_counter()
         trained = train_evaluator([pairs[i] for i in train], [candidates[i] for i in train], recipe)
-        seconds = time.perf_counter() - started
-        with tempfile.TemporaryDirectory() as folder:
-            (Path(folder) / CALIBRATION_FILE).write_text(json.dumps(trained), encoding="utf-8")
-            evaluator = RelevanceEvaluator(model=folder, top_n=recipe.judged)
+        models[fold] = directory / f"fold{fold}"
+        models[fold].mkdir(parents=True, exist_ok=True)
+        (models[fold] / CALIBRATION_FILE).write_text(json.dumps(trained), encoding="utf-8")
+    return models
+
+
+def stard_candidates(queries: list[dict], settings) -> tuple[list[Pair], list]:
+    """The STARD questions as pairs and their hybrid top 20 over the corpus store."""
+    pairs = [Pair(q["query"], tuple(q["gold"]), str(q["qid"])) for q in queries]
+    store, pipeline = bench_retrieval(settings, top_k=CANDIDATES)
+    candidates = [retrieve(pipeline, [p.query], top_k=CANDIDATES) for p in pairs]
+    store.close()
+    return pairs, candidates
+
+
+def cross_validate(pairs: list[Pair], candidates: list, folds: int, recipe: Recipe, out: Path) -> list[dict]:
+    """Out-of-fold rows: per question its fold, the top-20 keys, labels, passage logits and evidence probability."""
+    fold_of = fold_assignment(len(pairs), folds)
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        models = train_fold_models(pairs, candidates, folds, recipe, Path(folder))
+        seconds = (time.perf_counter() - started) / folds
+        for fold, model in models.items():
+            evaluator = RelevanceEvaluator(model=str(model), top_n=recipe.judged)
             evaluator.warm_up()
-        for i in (i for i in range(len(pairs)) if fold_of[i] == fold):
-            t = time.perf_counter()
-            evaluation = evaluator.run(query=pairs[i].query, documents=candidates[i])["evaluation"]
-            judge_seconds = time.perf_counter() - t
-            rows.append({"qid": pairs[i].qid, "fold": fold, "keys": [d.meta["key"] for d in candidates[i]],
-                         "gold": list(pairs[i].gold), "labels": [int(d.meta["key"] in pairs[i].gold) for d in candidates[i]],
-                         "logits": evaluator.passage_logits(pairs[i].query, candidates[i]),
-                         "probability": evaluation["probability"], "threshold": trained["threshold"],
-                         "judge_seconds": judge_seconds, "train_seconds": seconds})
-        print(f"fold {fold}: trained in {seconds:.1f} s", flush=True)
+            for i in (i for i in range(len(pairs)) if fold_of[i] == fold):
+                t = time.perf_counter()
+                evaluation = evaluator.run(query=pairs[i].query, documents=candidates[i])["evaluation"]
+                judge_seconds = time.perf_counter() - t
+                rows.append({"qid": pairs[i].qid, "fold": fold, "keys": [d.meta["key"] for d in candidates[i]],
+                             "gold": list(pairs[i].gold),
+                             "labels": [int(d.meta["key"] in pairs[i].gold) for d in candidates[i]],
+                             "logits": evaluator.passage_logits(pairs[i].query, candidates[i]),
+                             "probability": evaluation["probability"], "threshold": evaluation["threshold"],
+                             "judge_seconds": judge_seconds, "train_seconds": seconds})
     out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
     return rows
 
@@ -205,10 +231,7 @@ def main() -> None:
     if args.report_only:
         rows = [json.loads(line) for line in oof_file.read_text(encoding="utf-8").splitlines()]
     else:
-        pairs = [Pair(q["query"], tuple(q["gold"]), str(q["qid"])) for q in load_queries(args.queries)]
-        store, pipeline = bench_retrieval(settings, top_k=CANDIDATES)
-        candidates = [retrieve(pipeline, [p.query], top_k=CANDIDATES) for p in pairs]
-        store.close()
+        pairs, candidates = stard_candidates(load_queries(args.queries), settings)
         rows = cross_validate(pairs, candidates, args.folds, recipe, oof_file)
     llm = llm_rows(rows, settings, args.llm_sample, args.seed, CACHE / "llm_judge_rows.jsonl") if args.llm_sample else []
     from pipelines.llm import resolve_endpoint

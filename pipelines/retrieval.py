@@ -19,6 +19,7 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.citation_lookup import CitationLookup
 from components.dense_retriever import DenseRetriever
+from components.evaluator_ranker import EvaluatorRanker
 from components.jieba_bm25_retriever import JiebaBM25Retriever
 from components.llm_relevance_ranker import LLMRelevanceRanker
 from components.rrf_joiner import RRFJoiner
@@ -26,7 +27,7 @@ from pipelines.embedders import text_embedder
 from pipelines.settings import Settings
 
 MODES = ("bm25", "dense", "hybrid")
-RERANKERS = ("none", "llm", "cross-encoder")
+RERANKERS = ("none", "llm", "cross-encoder", "evaluator")
 CANDIDATES_PER_PATH = 100  # benchmarks/fusion_study.py: depth 100 keeps R@10 and raises R@100 (0.804 → 0.817)
 # An exact citation (“民法典第1032条”) is what the user asked for: it outranks anything a search path finds.
 PATH_WEIGHTS = {"citation": 100.0}
@@ -38,6 +39,8 @@ def make_reranker(settings: Settings) -> Any:
         raise ValueError(f"RERANKER must be one of {RERANKERS}, got {settings.reranker!r}")
     if settings.reranker == "llm":
         return LLMRelevanceRanker(top_n=settings.rerank_top_n)
+    if settings.reranker == "evaluator":
+        return EvaluatorRanker(model=settings.evaluator_model, top_n=max(settings.rerank_top_n, 20))
     if settings.reranker == "cross-encoder":
         return SentenceTransformersSimilarityRanker(model=settings.reranker_model, top_k=100,
                                                     meta_fields_to_embed=["law"])

@@ -3,6 +3,7 @@
 import pytest
 from haystack import Document
 from haystack.components.generators.chat import OpenAIChatGenerator
+from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.utils import Secret
 
 from components.llm_quality_judge import LLMQualityJudge
@@ -77,3 +78,27 @@ def test_both_asks_the_llm_for_a_note_only_when_the_evidence_fails(tiny_evaluato
         assert not evaluation["passed"] and len(server.calls(JUDGE)) == 1
         assert evaluation["missing"] == "缺少关于同意例外的规定" and evaluation["llm_calls"] == 1
         assert evaluation["llm_judge"]["total"] == 16.0
+
+
+def test_evaluator_ranker_reorders_the_head_and_keeps_the_tail(tiny_evaluator):
+    from components.evaluator_ranker import EvaluatorRanker
+
+    with pytest.raises(ValueError, match="top_n must be >= 1"):
+        EvaluatorRanker(model="m", top_n=0)
+
+    def doc(key, content, hits):
+        return Document(content=content, meta={"law": PIPL, "key": key, "retrieval": {"hits": hits}})
+    weak = doc("weak", "国家网信部门统筹协调个人信息保护工作", [{"path": "dense", "rank": 90, "score": 0.78}])
+    strong = doc("strong", "处理个人信息应当取得个人同意", [{"path": "bm25", "rank": 1, "score": 20.0},
+                                                        {"path": "dense", "rank": 1, "score": 0.93}])
+    tail = doc("tail", "其他", [])
+    ranker = EvaluatorRanker(model=str(tiny_evaluator), top_n=2)
+    ranker.warm_up()
+    ranked = ranker.run(query="处理个人信息需要取得个人同意吗", documents=[weak, strong, tail])["documents"]
+    assert [d.meta["key"] for d in ranked] == ["strong", "weak", "tail"]
+    assert ranked[0].score > ranked[1].score and ranked[2].score is None
+    data = component_to_dict(ranker, "reranker")
+    assert data["init_parameters"] == {"model": str(tiny_evaluator), "top_n": 2}
+    assert component_to_dict(component_from_dict(EvaluatorRanker, data, "reranker"), "reranker") == data
+    assert [d.meta["key"] for d in ranker.run(query="同意", documents=[weak, strong, tail], top_k=1)["documents"]] \
+        == ["strong"]

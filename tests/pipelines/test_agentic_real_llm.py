@@ -1,5 +1,7 @@
 """The agentic pipeline with the real embedded LLM (Qwen2.5-Coder-1.5B GGUF via llama.cpp)."""
 
+import dataclasses
+
 import pytest
 
 from components.answer_finalizer import LLM_DOWN
@@ -13,7 +15,9 @@ MODEL_DOWN = LLM_DOWN.split("（")[0]  # the fallback reply when the model fails
 
 @pytest.mark.slow
 def test_sample_question_cites_article_13_or_14(settings, monkeypatch):
+    """The shipped defaults (JUDGE=auto: the evaluator `make test`'s setup trained, no LLM judge call)."""
     monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
+    settings = dataclasses.replace(settings, judge="auto")
     store = open_document_store(settings)
     Indexer(store, settings).index(law_sources([PIPL]), progress=False)
     rag = AgenticRAG(store, settings)
@@ -27,6 +31,8 @@ def test_sample_question_cites_article_13_or_14(settings, monkeypatch):
     assert all(c["verified"] for c in result["citations"])
     assert len(result["trace"]["rounds"]) >= 1
     assert result["trace"]["rounds"][0]["queries"][0] == "公司收集我的个人信息需要我同意吗"
+    assert all(r["evaluation"]["judge"] == "evaluator" for r in result["trace"]["rounds"])
+    assert result["trace"]["llm_calls"]["judge"] == 0
     assert result["answer"].strip()
 
 

@@ -54,3 +54,13 @@ def test_threshold_setting_is_checked(monkeypatch):
     monkeypatch.setenv("EVALUATOR_THRESHOLD", "1.5")
     with pytest.raises(ValueError, match="EVALUATOR_THRESHOLD must be between 0 and 1"):
         Settings.from_env()
+
+
+def test_reranker_evaluator_is_the_trained_model_and_unknown_rerankers_list_the_choices(tiny_evaluator):
+    from components.evaluator_ranker import EvaluatorRanker
+    from pipelines.retrieval import make_reranker
+
+    ranker = make_reranker(with_judge("llm", str(tiny_evaluator), reranker="evaluator"))
+    assert isinstance(ranker, EvaluatorRanker) and ranker.model == str(tiny_evaluator) and ranker.top_n == 20
+    with pytest.raises(ValueError, match="RERANKER must be one of .*'evaluator'"):
+        make_reranker(with_judge("llm", str(tiny_evaluator), reranker="colbert"))

@@ -216,3 +216,33 @@ def test_phone_width_layout(browser, server):
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390  # nothing overflows sideways
     shot(page, "phone")
     context.close()
+
+
+@pytest.fixture(scope="module")
+def evaluator_server(tmp_path_factory, e5_model, tiny_evaluator):
+    """The server with the trained evaluator as judge (JUDGE=evaluator, a threshold every retrieval passes)."""
+    data = tmp_path_factory.mktemp("ui_evaluator") / "data"
+    index_laws(data, e5_model, [PIPL])
+    with ScriptedOpenAIServer(default="好的") as llm:
+        llm.add_rule("严谨的中国法律咨询助手", ANSWER)
+        env = server_env(data, e5_model, llm.base_url, JUDGE="evaluator", EVALUATOR_MODEL=str(tiny_evaluator),
+                         EVALUATOR_THRESHOLD="0.001")
+        with ServerProcess(env, log_path=data.parent / "server.log") as app:
+            yield {"base": app.base_url, "llm": llm}
+
+
+def test_the_evaluator_judge_step_shows_probabilities(browser, evaluator_server):
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="zh-CN")
+    page = context.new_page()
+    page.goto(f"{evaluator_server['base']}/")
+    page.wait_for_selector("#kb-select option", state="attached")
+    message = ask(page, QUESTION)
+    judge = message.locator(".trace li[data-stage=judge]")
+    text = judge.text_content()
+    assert "相关概率" in text and "通过线 0.00" in text and "通过" in text
+    assert f"{PIPL}第" in text  # the judged passages with their own probabilities
+    assert "相关概率" in message.locator(".meta").inner_text()
+    assert evaluator_server["llm"].calls("法律检索质量评估员") == []
+    message.locator(".trace > summary").click()
+    shot(page, "answer_evaluator_steps")
+    context.close()
