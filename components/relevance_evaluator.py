@@ -36,6 +36,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 
 from components.jieba_tokenizer import JiebaTokenizer
 from components.llm_quality_judge import LLMQualityJudge
+from components.loop_state import document_summary
 
 CALIBRATION_FILE = "evaluator.json"
 FEATURES = ("dense_cosine", "word_share", "found_bm25", "found_dense", "log_position", "log_bm25_rank",
@@ -138,28 +139,30 @@ class RelevanceEvaluator:
         if self.note_writer is not None:
             self.note_writer.warm_up()
 
-    def passage_logits(self, query: str, documents: list[Document]) -> list[float]:
-        """The passage model's logit for each document (its position in ``documents`` is a signal)."""
+    def _model(self) -> tuple[dict[str, Any], JiebaTokenizer]:
         if self._trained is None or self._tokenizer is None:
             raise RuntimeError("RelevanceEvaluator is not warmed up; call warm_up() first")
-        words = question_words(self._tokenizer, query)
-        return [linear(self._trained["passage"], passage_features(words, doc, i)) for i, doc in enumerate(documents)]
+        return self._trained, self._tokenizer
+
+    def passage_logits(self, query: str, documents: list[Document]) -> list[float]:
+        """The passage model's logit for each document (its position in ``documents`` is a signal)."""
+        trained, tokenizer = self._model()
+        words = question_words(tokenizer, query)
+        return [linear(trained["passage"], passage_features(words, doc, i)) for i, doc in enumerate(documents)]
 
     def evidence_probability(self, passage_logits: list[float]) -> float:
         if not passage_logits:
             return 0.0
-        assert self._trained is not None
-        return sigmoid(linear(self._trained["evidence"], evidence_features(passage_logits)))
+        return sigmoid(linear(self._model()[0]["evidence"], evidence_features(passage_logits)))
 
     @component.output_types(evaluation=dict)
     def run(self, query: str, documents: list[Document]) -> dict[str, Any]:
         started = time.perf_counter()
         judged = documents[: self.top_n]
         logits = self.passage_logits(query, judged)
-        assert self._trained is not None
-        threshold = self.threshold if self.threshold is not None else float(self._trained["threshold"])
+        threshold = self.threshold if self.threshold is not None else float(self._model()[0]["threshold"])
         probability = self.evidence_probability(logits)
-        passages = [{"key": doc.meta.get("key") or doc.meta.get("url") or doc.id, "probability": round(sigmoid(x), 4)}
+        passages = [{"key": document_summary(doc)["key"], "probability": round(sigmoid(x), 4)}
                     for doc, x in zip(judged, logits, strict=True)]
         passed = probability >= threshold
         evaluation: dict[str, Any] = {
