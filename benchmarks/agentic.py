@@ -6,11 +6,13 @@ evidence, citation recall (gold articles cited in the answer / gold articles; al
 model wrote, not the article lists the answer stage appends), LLM calls per query
 (router + rewriter + judge + answer; reranker calls are separate) and seconds per query.
 
-With the trained evaluator as judge (``JUDGE=evaluator|both``), each question is judged by one of 5 evaluators
-trained on the other folds of the queries file (the folds of benchmarks/judge_calibration.py), never by a model
-that saw it.
+Trained models are used out of fold (`benchmarks.folds`): with ``--embedder adapted`` (the default, as shipped)
+each question is searched, in both modes, through the store of the embedder trained on the other folds of the
+queries file, and with the trained evaluator as judge (``JUDGE=evaluator|both``) judged by that fold's evaluator;
+never by a model that saw it. ``--embedder base`` searches the zero-shot e5-small store.
 
     .venv/bin/python benchmarks/agentic.py [--queries PATH] [--sample 60] [--seed 0] [--out PATH] [--modes rag,agentic]
+        [--embedder adapted|base]
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,17 +32,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from benchmarks.folds import FOLDS, fold_assignment, fold_models, stard_pairs
 from benchmarks.indexing import bench_settings
-from benchmarks.judge_calibration import fold_assignment, stard_candidates, train_fold_models
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from document_store.qdrant_store import open_document_store
 from pipelines.agentic import AgenticRAG
 from pipelines.judges import resolve_judge
 from pipelines.llm import resolve_endpoint
-from pipelines.models.evaluator_training import Recipe
-
-FOLDS = 5
+from pipelines.train import corpus_settings
 
 
 def final_evidence_keys(result: dict) -> list[str]:
@@ -118,6 +117,11 @@ Per-query rows are in `{args.log}`.
     return report
 
 
+def close(askers: dict[int, AgenticRAG]) -> None:
+    for asker in {id(a): a for a in askers.values()}.values():
+        asker.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
@@ -129,6 +133,7 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true", help="keep the rows already in --log, run the rest")
     parser.add_argument("--max-minutes", type=float, default=0, help="start no new query after this (0 = no limit)")
     parser.add_argument("--report-only", action="store_true", help="write the report from --log, run nothing")
+    parser.add_argument("--embedder", choices=("adapted", "base"), default="adapted")
     args = parser.parse_args()
     queries = random.Random(args.seed).sample(load_queries(args.queries), args.sample)
     modes = args.modes.split(",")
@@ -139,18 +144,20 @@ def main() -> None:
         return
     settings = bench_settings()
     endpoint = resolve_endpoint(settings)
-    judge = resolve_judge(settings)
-    fold_models: dict[int, Path] = {}
-    if judge != "llm":  # the trained evaluator judges each question with the fold model that never saw it
-        all_queries = load_queries(args.queries)
-        fold_of = fold_assignment(len(all_queries), FOLDS)
-        fold_by_qid = {q["qid"]: fold_of[i] for i, q in enumerate(all_queries)}
-        fold_models = train_fold_models(*stard_candidates(all_queries, settings), FOLDS,
-                                        Recipe(judged=settings.judge_top_n), Path(tempfile.mkdtemp(prefix="folds-")))
-    store = open_document_store(settings)
-    rag = AgenticRAG(store, settings)
-    by_fold = {fold: AgenticRAG(store, dataclasses.replace(settings, evaluator_model=str(model)))
-               for fold, model in fold_models.items()}
+    judge = resolve_judge(settings, require_model=False)
+    all_queries = load_queries(args.queries)
+    fold_of = fold_assignment(len(all_queries))
+    fold_by_qid = {q["qid"]: fold_of[i] for i, q in enumerate(all_queries)}
+    askers: dict[int, AgenticRAG] = {}
+    if args.embedder == "adapted" or judge != "llm":  # models that never saw the question
+        pairs = stard_pairs(args.queries)
+        for fold in sorted({fold_by_qid[q["qid"]] for q in queries}):
+            trained = fold_models(settings, pairs, fold, adapt=args.embedder == "adapted").settings
+            askers[fold] = AgenticRAG(open_document_store(corpus_settings(trained)),
+                                      dataclasses.replace(corpus_settings(trained), judge=settings.judge))
+    else:
+        askers = dict.fromkeys(range(FOLDS), AgenticRAG(open_document_store(settings), settings))
+    judge = resolve_judge(next(iter(askers.values())).settings)
     started = time.perf_counter()
     with open(log_path, "a" if args.resume else "w", encoding="utf-8") as log:
         for i, item in enumerate(queries, start=1):
@@ -159,10 +166,9 @@ def main() -> None:
             for mode in modes:
                 if item["qid"] in rows[mode]:
                     continue
-                asker = by_fold[fold_by_qid[item["qid"]]] if by_fold and mode == "agentic" else rag
-                result = asker.ask(item["query"], mode=mode)
+                result = askers[fold_by_qid[item["qid"]]].ask(item["query"], mode=mode)
                 if result["answer_error"]:  # a row scored without the model's answer would skew the figures
-                    rag.close()
+                    close(askers)
                     sys.exit(f"stopped at query {item['qid']} ({mode}): the LLM wrote no answer "
                              f"({result['answer_error']}); nothing was logged for it. Rows so far are in {log_path}; "
                              f"fix the LLM (see {settings.data_dir / 'llm_server.log'}) and rerun with --resume.")
@@ -172,9 +178,10 @@ def main() -> None:
                 log.write(json.dumps(row, ensure_ascii=False) + "\n")
                 log.flush()
             print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m].get(item['qid'])}" for m in modes), flush=True)
-    rag.close()
-    note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); judge: {judge}"
-            f"{f' (out of fold: {FOLDS} models, each trained on the other folds of the queries file)' if by_fold else ''}"
+    close(askers)
+    trained = "out of fold: each question's models trained on the other folds of the queries file"
+    note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); embedder: {args.embedder}; judge: {judge}"
+            f"{f' ({trained})' if args.embedder == 'adapted' or judge != 'llm' else ''}"
             f"; reranker: {settings.reranker}; "
             f"rewrite before round 1: {settings.rewrite_first_round}. "
             f"This run's wall time {time.perf_counter() - started:.0f} s.")

@@ -3,15 +3,17 @@
 For every STARD train question, the hybrid top 20 of the question as asked (round 1 of the agentic pipeline).
 "Good evidence" = a gold article is among the judged top ``JUDGE_TOP_N`` (5) passages.
 
-- **Evaluator**, out of fold: the questions are split into 5 folds; for each fold the evaluator is trained
-  exactly as ``python -m pipelines train`` trains it (on the other four folds, its evidence calibration fitted on
-  their own out-of-fold scores) and scores the held-out fold. Reported: AUC of the evidence probability, expected calibration error (10 bins),
+- **Evaluator**, out of fold: the questions are split into 5 folds (`benchmarks.folds`); for each fold the models
+  are trained exactly as ``python -m pipelines train`` trains them, on the other four folds (``--embedder adapted``:
+  the embedder on 80 % of those questions, the evaluator on the other 20 % through the adapted store; ``base``: the
+  evaluator alone on all of them over zero-shot e5-small), and the held-out fold is searched and judged with them. Reported: AUC of the evidence probability, expected calibration error (10 bins),
   accuracy and pass rate at the trained threshold, per fold and pooled; the evaluator as a reranker of the top 20
   (MRR@10, R@10 against the hybrid order); seconds per judgement of 5 passages.
 - **LLM judge** (`LLMQualityJudge`, the LLM the settings resolve) on a fixed sample of the same out-of-fold
   questions, and **both** (evaluator decides, the LLM writes the note on a fail): AUC and LLM calls.
 
-    .venv/bin/python benchmarks/judge_calibration.py [--folds 5] [--llm-sample 60] [--report-only]
+    .venv/bin/python benchmarks/judge_calibration.py [--folds 5] [--llm-sample 60] [--embedder adapted|base]
+        [--report-only]
 
 Out-of-fold scores are kept in ``benchmarks/cache/`` (not in git), so ``--report-only`` rewrites the report.
 """
@@ -24,7 +26,6 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,13 +33,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from benchmarks.folds import fold_models, fold_questions, stard_pairs
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from components.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator
-from pipelines.models.evaluator_training import Recipe, train_evaluator
+from components.relevance_evaluator import RelevanceEvaluator
+from document_store.qdrant_store import open_document_store
 from pipelines.models.training_pairs import Pair
 from pipelines.retrieval import retrieve
+from pipelines.train import corpus_settings
 
 CACHE = Path(__file__).resolve().parent / "cache"
 CANDIDATES = 20
@@ -63,55 +66,28 @@ def expected_calibration_error(probabilities: list[float], labels: list[int], bi
     return error
 
 
-def fold_assignment(n: int, folds: int) -> dict[int, int]:
-    """Question index → fold (fixed: the end-to-end benchmark uses the same folds)."""
-    return {i: k % folds for k, i in enumerate(random.Random(0).sample(range(n), n))}
-
-
-def train_fold_models(pairs: list[Pair], candidates: list, folds: int, recipe: Recipe,
-                      directory: Path) -> dict[int, Path]:
-    """One evaluator per fold, trained on the other folds' questions: fold → model folder under ``directory``."""
-    fold_of = fold_assignment(len(pairs), folds)
-    models = {}
-    for fold in range(folds):
-        train = [i for i in range(len(pairs)) if fold_of[i] != fold]
-        trained = train_evaluator([pairs[i] for i in train], [candidates[i] for i in train], recipe)
-        models[fold] = directory / f"fold{fold}"
-        models[fold].mkdir(parents=True, exist_ok=True)
-        (models[fold] / CALIBRATION_FILE).write_text(json.dumps(trained), encoding="utf-8")
-    return models
-
-
-def stard_candidates(queries: list[dict], settings) -> tuple[list[Pair], list]:
-    """The STARD questions as pairs and their hybrid top 20 over the corpus store."""
-    pairs = [Pair(q["query"], tuple(q["gold"]), str(q["qid"])) for q in queries]
-    store, pipeline = bench_retrieval(settings, top_k=CANDIDATES)
-    candidates = [retrieve(pipeline, [p.query], top_k=CANDIDATES) for p in pairs]
-    store.close()
-    return pairs, candidates
-
-
-def cross_validate(pairs: list[Pair], candidates: list, folds: int, recipe: Recipe, out: Path) -> list[dict]:
-    """Out-of-fold rows: per question its fold, the top-20 keys, labels, passage logits and evidence probability."""
-    fold_of = fold_assignment(len(pairs), folds)
+def cross_validate(settings, pairs: list[Pair], folds: int, adapt: bool, out: Path) -> list[dict]:
+    """Out-of-fold rows: per question its fold, the top-20 keys, labels, passage logits and evidence probability,
+    each from the fold models (`benchmarks.folds`) that never saw the question, searched through that fold's store."""
     rows = []
-    with tempfile.TemporaryDirectory() as folder:
-        started = time.perf_counter()
-        models = train_fold_models(pairs, candidates, folds, recipe, Path(folder))
-        seconds = (time.perf_counter() - started) / folds
-        for fold, model in models.items():
-            evaluator = RelevanceEvaluator(model=str(model), top_n=recipe.judged)
-            evaluator.warm_up()
-            for i in (i for i in range(len(pairs)) if fold_of[i] == fold):
-                t = time.perf_counter()
-                evaluation = evaluator.run(query=pairs[i].query, documents=candidates[i])["evaluation"]
-                judge_seconds = time.perf_counter() - t
-                rows.append({"qid": pairs[i].qid, "fold": fold, "keys": [d.meta["key"] for d in candidates[i]],
-                             "gold": list(pairs[i].gold),
-                             "labels": [int(d.meta["key"] in pairs[i].gold) for d in candidates[i]],
-                             "logits": evaluator.passage_logits(pairs[i].query, candidates[i]),
-                             "probability": evaluation["probability"], "threshold": evaluation["threshold"],
-                             "judge_seconds": judge_seconds, "train_seconds": seconds})
+    for fold in range(folds):
+        trained = fold_models(settings, pairs, fold, folds, adapt=adapt)
+        store, pipeline = bench_retrieval(corpus_settings(trained.settings), top_k=CANDIDATES)
+        evaluator = RelevanceEvaluator(model=str(trained.model), top_n=settings.judge_top_n)
+        evaluator.warm_up()
+        embedder = trained.trained.get("embedder") or {}
+        for i in fold_questions(pairs, fold, folds):
+            documents = retrieve(pipeline, [pairs[i].query], top_k=CANDIDATES)
+            t = time.perf_counter()
+            evaluation = evaluator.run(query=pairs[i].query, documents=documents)["evaluation"]
+            judge_seconds = time.perf_counter() - t
+            rows.append({"qid": pairs[i].qid, "fold": fold, "keys": [d.meta["key"] for d in documents],
+                         "gold": list(pairs[i].gold),
+                         "labels": [int(d.meta["key"] in pairs[i].gold) for d in documents],
+                         "logits": evaluator.passage_logits(pairs[i].query, documents),
+                         "probability": evaluation["probability"], "threshold": evaluation["threshold"],
+                         "judge_seconds": judge_seconds, "train_seconds": embedder.get("train_seconds", 0.0)})
+        store.close()
     out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
     return rows
 
@@ -137,19 +113,22 @@ def fold_metrics(rows: list[dict], judged: int) -> dict[str, float]:
 
 
 def llm_rows(rows: list[dict], settings, sample: int, seed: int, out: Path) -> list[dict]:
-    """The LLM judge on a fixed sample of the out-of-fold questions (cached per qid)."""
+    """The LLM judge on a fixed sample of the out-of-fold questions, reading the same passages (cached per qid)."""
+    from components.collection_mirror import mirror_for
     from components.llm_quality_judge import LLMQualityJudge
 
     done = {r["qid"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} if out.exists() else {}
     chosen = random.Random(seed).sample(rows, min(sample, len(rows)))
     todo = [r for r in chosen if r["qid"] not in done]
     if todo:
-        store, pipeline = bench_retrieval(settings, top_k=CANDIDATES)
+        store = open_document_store(settings)
+        mirror = mirror_for(store)
+        mirror.refresh(force=True)
         judge = LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)
         judge.warm_up()
         queries = {str(q["qid"]): q["query"] for q in load_queries(DEFAULT_QUERIES)}
         for n, row in enumerate(todo, start=1):
-            documents = retrieve(pipeline, [queries[row["qid"]]], top_k=CANDIDATES)
+            documents = [mirror.by_key[key] for key in row["keys"]]
             evaluation = judge.run(query=queries[row["qid"]], documents=documents)["evaluation"]
             done[row["qid"]] = {"qid": row["qid"], "total": evaluation["total"], "passed": evaluation["passed"],
                                 "error": evaluation["error"], "seconds": evaluation["seconds"]}
@@ -159,7 +138,7 @@ def llm_rows(rows: list[dict], settings, sample: int, seed: int, out: Path) -> l
     return [{**done[r["qid"]], "oof": r} for r in chosen]
 
 
-def report(rows: list[dict], llm: list[dict], judged: int, command: str, llm_name: str) -> str:
+def report(rows: list[dict], llm: list[dict], judged: int, command: str, llm_name: str, embedder: str) -> str:
     folds = sorted({r["fold"] for r in rows})
     per_fold = [fold_metrics([r for r in rows if r["fold"] == f], judged) for f in folds]
     pooled = fold_metrics(rows, judged)
@@ -190,8 +169,8 @@ LLM: {llm_name}; errors {sum(bool(x['error']) for x in llm)}; median {statistics
 
 Command: `{command}`
 {len(rows)} questions, {len(folds)} folds; the judged passages are the hybrid top {judged} of the question as
-asked; "good" = a gold article among them. Each fold's evaluator is trained as `python -m pipelines train` does
-(on the other four folds) and scores only its held-out fold. Pooled over all
+asked; "good" = a gold article among them. Each fold's models are trained as `python -m pipelines train` trains
+them, on the other four folds, and search and judge only the held-out fold ({embedder}). Pooled over all
 out-of-fold questions, then per-fold mean ± standard deviation in brackets.
 
 | metric | value |
@@ -205,7 +184,7 @@ out-of-fold questions, then per-fold mean ± standard deviation in brackets.
 | R@10, hybrid / reranked | {pooled['hybrid_r10']:.3f} / {pooled['rerank_r10']:.3f} |
 | ms per judgement of 5 passages (median) | {cell("judge_ms", 2)} |
 
-| fold | questions | good | AUC | ECE | accuracy | pass rate | MRR@10 hybrid | MRR@10 reranked | ms / judgement | train s |
+| fold | questions | good | AUC | ECE | accuracy | pass rate | MRR@10 hybrid | MRR@10 reranked | ms / judgement | embedder train s |
 |---|---|---|---|---|---|---|---|---|---|---|
 {fold_lines}
 
@@ -222,23 +201,26 @@ def main() -> None:
     parser.add_argument("--llm-sample", type=int, default=60, help="questions the LLM judge reads (0 = skip)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--report-only", action="store_true", help="report from the cached out-of-fold scores")
+    parser.add_argument("--embedder", choices=("adapted", "base"), default="adapted",
+                        help="adapted: each fold's own fine-tuned embedder (the shipped recipe); base: zero-shot e5")
     parser.add_argument("--out", default="benchmarks/reports/judge_calibration.md")
     args = parser.parse_args()
     settings = bench_settings()
-    recipe = Recipe(judged=settings.judge_top_n)
     CACHE.mkdir(exist_ok=True)
-    oof_file = CACHE / f"evaluator_oof_{recipe.digest()}.jsonl"
+    oof_file = CACHE / f"evaluator_oof_{args.embedder}_{args.folds}.jsonl"
     if args.report_only:
         rows = [json.loads(line) for line in oof_file.read_text(encoding="utf-8").splitlines()]
     else:
-        pairs, candidates = stard_candidates(load_queries(args.queries), settings)
-        rows = cross_validate(pairs, candidates, args.folds, recipe, oof_file)
-    llm = llm_rows(rows, settings, args.llm_sample, args.seed, CACHE / "llm_judge_rows.jsonl") if args.llm_sample else []
+        rows = cross_validate(settings, stard_pairs(args.queries), args.folds, args.embedder == "adapted", oof_file)
+    llm_file = CACHE / f"llm_judge_rows_{args.embedder}.jsonl"
+    llm = llm_rows(rows, settings, args.llm_sample, args.seed, llm_file) if args.llm_sample else []
     from pipelines.llm import resolve_endpoint
 
     endpoint = resolve_endpoint(settings) if llm else None
-    text = report(rows, llm, recipe.judged, f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",
-                  f"{endpoint.kind} (`{endpoint.model}`)" if endpoint else "")
+    text = report(rows, llm, settings.judge_top_n, f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",
+                  f"{endpoint.kind} (`{endpoint.model}`)" if endpoint else "",
+                  "adapted embedder: fine-tuned on 80 % of the four folds' questions, evaluator on the other 20 %"
+                  if args.embedder == "adapted" else "zero-shot e5-small; the evaluator trained on all four folds")
     Path(args.out).write_text(text, encoding="utf-8")
     print(text)
 

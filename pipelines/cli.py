@@ -9,6 +9,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -40,10 +41,14 @@ def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_train(args: argparse.Namespace, settings: Settings) -> None:
-    from pipelines.train import train_relevance_evaluator
+    from pipelines.train import train_models
 
-    result = train_relevance_evaluator(settings, pairs=args.pairs, collection=args.collection, progress=not args.quiet)
-    print(f"relevance evaluator {'reused from cache' if result.reused else 'trained'}: {result.model}")
+    result = train_models(settings, pairs=args.pairs, collection=args.collection, progress=not args.quiet)
+    how = "reused from cache" if result.reused else "trained"
+    if result.embedder:
+        print(f"adapted embedder {how}: {result.embedder} (linked at {settings.adapted_embedding_model}; "
+              "knowledge bases are re-embedded by the next `index` run)")
+    print(f"relevance evaluator {how}: {result.model}")
     print(f"EVALUATOR_MODEL {settings.evaluator_model} -> {result.model}")
 
 
@@ -216,6 +221,8 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
     """The main job: set up, index the default laws, answer a question with the agentic pipeline."""
     parser = build_parser()  # the sub-commands' own defaults, so these calls cannot drift from the CLI
     cmd_setup(parser.parse_args(["setup"]), settings)
+    # setup may have installed the adapted embedder: the knowledge base is (re-)embedded and searched with it
+    settings = dataclasses.replace(settings, embedding_model=Settings.from_env().embedding_model)
     cmd_index(parser.parse_args(["index"]), settings)
     print(f"\n问题：{args.query}\n")
     cmd_ask(parser.parse_args(["ask", args.query, "--mode", "agentic"]), settings)
@@ -226,8 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     setup = sub.add_parser("setup", help="build the offline models (idempotent)")
     setup.add_argument("--no-llm", action="store_true", help="no LLM")
-    setup.add_argument("--no-train", action="store_true", help="do not train the relevance evaluator")
-    train = sub.add_parser("train", help="train the relevance evaluator (default: the bundled STARD pairs)")
+    setup.add_argument("--no-train", action="store_true", help="do not train the embedder and the relevance evaluator")
+    train = sub.add_parser("train", help="train the adapted embedder and the relevance evaluator (default: the bundled STARD pairs)")
     train.add_argument("--pairs", help='JSON lines {"query": ..., "gold": [article keys]} (default: STARD train)')
     train.add_argument("--collection", help="the indexed knowledge base the gold keys name (default: all statutes)")
     train.add_argument("--quiet", action="store_true", help="no progress output")

@@ -14,6 +14,7 @@ Usage::
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from haystack import logging
 
 from components.llm_quality_judge import LLMQualityJudge
 from components.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator
+from pipelines.embedders import embedding_fingerprint
 from pipelines.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -51,6 +53,22 @@ def resolve_judge(settings: Settings, require_model: bool = True) -> str:
     return settings.judge
 
 
+def warn_if_other_vectors(settings: Settings) -> bool:
+    """The evaluator reads dense cosines: trained with other vectors than the configured embedder makes, its
+    probabilities are off. Logs a warning and returns True in that case."""
+    try:
+        trained = json.loads((Path(settings.evaluator_model) / CALIBRATION_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # RelevanceEvaluator reports an unreadable model itself
+    recorded = trained.get("embedding") if isinstance(trained, dict) else None
+    if recorded and recorded != embedding_fingerprint(settings):
+        logger.warning("The relevance evaluator at {model} was trained on vectors of another embedder than "
+                       "{embedder}; its probabilities may be off. Run `python -m pipelines train`.",
+                       model=settings.evaluator_model, embedder=settings.embedding_model)
+        return True
+    return False
+
+
 def llm_judge(settings: Settings) -> LLMQualityJudge:
     return LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)
 
@@ -60,6 +78,7 @@ def make_judge(settings: Settings, require_model: bool = True) -> LLMQualityJudg
     kind = resolve_judge(settings, require_model)
     if kind == "llm":
         return llm_judge(settings)
+    warn_if_other_vectors(settings)
     return RelevanceEvaluator(model=settings.evaluator_model, top_n=settings.judge_top_n,
                               threshold=settings.evaluator_threshold,
                               note_writer=llm_judge(settings) if kind == "both" else None)

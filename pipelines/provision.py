@@ -33,7 +33,7 @@ def default_gguf(settings: Settings) -> Path:
 def provision(settings: Settings, *, llm: bool = True, train: bool = True) -> list[str]:
     """Build what the configured defaults need; returns a line per model saying what was done."""
     done = []
-    if Path(settings.embedding_model) == default_embedding_folder(settings):
+    if Path(settings.embedding_model) in (default_embedding_folder(settings), Path(settings.adapted_embedding_model)):
         build_e5_folder(default_embedding_folder(settings))
         done.append(f"embedding model ready: {settings.embedding_model}")
         build_onnx_int8(default_embedding_folder(settings))
@@ -55,7 +55,9 @@ def provision(settings: Settings, *, llm: bool = True, train: bool = True) -> li
 def _trained_models(settings: Settings) -> str:
     if not settings.trained_models:
         return "trained models: off (TRAINED_MODELS=off); the LLM judges the evidence"
-    from pipelines.train import train_relevance_evaluator
+    from pipelines.train import train_models
 
-    result = train_relevance_evaluator(settings)
-    return f"relevance evaluator ready ({'cached' if result.reused else 'trained'}): {settings.evaluator_model}"
+    result = train_models(settings)
+    how = "cached" if result.reused else "trained"
+    embedder = f"adapted embedder {settings.adapted_embedding_model} and " if result.embedder else ""
+    return f"trained models ready ({how}): {embedder}relevance evaluator {settings.evaluator_model}"

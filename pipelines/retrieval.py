@@ -60,7 +60,7 @@ def add_retrieval(
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     candidates = max(CANDIDATES_PER_PATH, top_k)
     pipeline.add_component("citation", CitationLookup(document_store=document_store))
-    pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights=PATH_WEIGHTS,
+    pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights={**PATH_WEIGHTS, "bm25": settings.bm25_weight},
                                                primary_weight=settings.question_weight))
     pipeline.connect("citation.rankings", "joiner.rankings")
     if mode in ("bm25", "hybrid"):

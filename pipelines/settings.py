@@ -80,6 +80,8 @@ class Settings:
     collection: str = "statutes"
     default_laws: tuple[str, ...] = (DEFAULT_LAW,)
     embedding_model: str = "models/multilingual-e5-small"
+    base_embedding_model: str = "models/multilingual-e5-small"
+    adapted_embedding_model: str = "models/e5-small-statutes"
     embedding_backend: str = "onnx-int8"
     embedding_batch_size: int = 32
     embedding_dim: int = 384
@@ -97,6 +99,7 @@ class Settings:
     judge_top_n: int = 5
     rewrite_first_round: bool = False
     question_weight: float = 2.0
+    bm25_weight: float = 1.0
     judge: str = "auto"
     evaluator_model: str = "models/relevance-evaluator"
     evaluator_threshold: float | None = None
@@ -113,6 +116,11 @@ class Settings:
     def from_env(cls) -> Settings:
         data_dir = Path(_env("DATA_DIR", "data"))
         models_dir = Path(_env("MODELS_DIR", "models"))
+        trained_models = _env_bool("TRAINED_MODELS", True)
+        base_model = str(models_dir / "multilingual-e5-small")
+        adapted_model = _env("ADAPTED_EMBEDDING_MODEL", str(models_dir / "e5-small-statutes"))
+        # the adapted embedder while `train` has installed it (and TRAINED_MODELS is on), else the base e5-small
+        default_model = adapted_model if trained_models and Path(adapted_model).is_dir() else base_model
         laws = tuple(x.strip() for x in _env("DEFAULT_LAWS", DEFAULT_LAW).split(",") if x.strip())
         return cls(
             data_dir=data_dir,
@@ -121,7 +129,9 @@ class Settings:
             qdrant_url=_env("QDRANT_URL", ""),
             collection=_env("QDRANT_COLLECTION", "statutes"),
             default_laws=laws,
-            embedding_model=_env("EMBEDDING_MODEL", str(models_dir / "multilingual-e5-small")),
+            embedding_model=_env("EMBEDDING_MODEL", default_model),
+            base_embedding_model=base_model,
+            adapted_embedding_model=adapted_model,
             embedding_backend=_env("EMBEDDING_BACKEND", "onnx-int8"),
             embedding_batch_size=_env_int("EMBEDDING_BATCH_SIZE", 32),
             embedding_dim=_env_int("EMBEDDING_DIM", 384),
@@ -139,10 +149,11 @@ class Settings:
             judge_top_n=_env_int("JUDGE_TOP_N", 5),
             rewrite_first_round=_env_bool("REWRITE_FIRST_ROUND", False),
             question_weight=_env_positive("QUESTION_WEIGHT", 2.0),
+            bm25_weight=_env_positive("BM25_WEIGHT", 1.0),
             judge=_env("JUDGE", "auto"),
             evaluator_model=_env("EVALUATOR_MODEL", str(models_dir / "relevance-evaluator")),
             evaluator_threshold=_env_probability("EVALUATOR_THRESHOLD"),
-            trained_models=_env_bool("TRAINED_MODELS", True),
+            trained_models=trained_models,
             llm_timeout=_env_float("LLM_TIMEOUT", 120.0),
             llm_max_retries=_env_int("LLM_MAX_RETRIES", 2),
             llm_ctx=_env_int("LLM_CTX", 4096),

@@ -64,3 +64,19 @@ def test_reranker_evaluator_is_the_trained_model_and_unknown_rerankers_list_the_
     assert isinstance(ranker, EvaluatorRanker) and ranker.model == str(tiny_evaluator) and ranker.top_n == 20
     with pytest.raises(ValueError, match="RERANKER must be one of .*'evaluator'"):
         make_reranker(with_judge("llm", str(tiny_evaluator), reranker="colbert"))
+
+
+def test_an_evaluator_trained_on_other_vectors_is_flagged(tiny_evaluator, tmp_path, offline):
+    import json
+
+    from pipelines.embedders import embedding_fingerprint
+    from pipelines.judges import warn_if_other_vectors
+
+    trained = json.loads((tiny_evaluator / "evaluator.json").read_text(encoding="utf-8"))
+    settings = with_judge("evaluator", str(tmp_path))
+    (tmp_path / "evaluator.json").write_text(json.dumps({**trained, "embedding": "0123456789abcdef"}), encoding="utf-8")
+    assert warn_if_other_vectors(settings)
+    assert isinstance(make_judge(settings), RelevanceEvaluator)  # still usable: a warning, not an error
+    (tmp_path / "evaluator.json").write_text(json.dumps({**trained, "embedding": embedding_fingerprint(settings)}),
+                                             encoding="utf-8")
+    assert not warn_if_other_vectors(settings)

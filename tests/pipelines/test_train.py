@@ -1,13 +1,18 @@
 """`python -m pipelines train`: one-line errors for bad input, training against a user's collection, the cache."""
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from pipelines.cli import main
+from pipelines.embedders import embedding_fingerprint
+from pipelines.indexing import law_sources
+from pipelines.models.embedder_training import EmbedderRecipe
+from pipelines.models.training_pairs import Pair
 from pipelines.settings import Settings
-from pipelines.train import train_relevance_evaluator
+from pipelines.train import corpus_settings, train_models
 
 PIPL = "中华人民共和国个人信息保护法"
 
@@ -23,6 +28,7 @@ def kb_settings(settings, tmp_path, monkeypatch):
     """Settings whose trained models (the link and the cache) live under tmp_path."""
     monkeypatch.setenv("EVALUATOR_MODEL", str(tmp_path / "models" / "relevance-evaluator"))
     monkeypatch.setenv("MODEL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ADAPTED_EMBEDDING_MODEL", str(tmp_path / "models" / "e5-small-statutes"))
     return Settings.from_env()
 
 
@@ -77,19 +83,52 @@ def test_an_empty_collection_is_refused(kb_settings, capsys, tmp_path):
 
 
 def test_training_is_cached_and_redone_when_the_pairs_change(pipl_kb, tmp_path):
-    first = train_relevance_evaluator(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl",
-                                      progress=False)
+    first = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False)
     assert not first.reused and first.model.parent == tmp_path / "cache"
     link = Path(pipl_kb.evaluator_model)
     assert link.is_symlink() and link.resolve() == first.model.resolve()
     assert first.trained["questions"] == 60 and first.trained["collection"] == "pipl:74"
-    again = train_relevance_evaluator(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl",
-                                      progress=False)
+    # a user's knowledge base is judged as it is embedded: no embedder is trained for it
+    assert first.embedder is None and first.trained["embedder"] is None
+    assert first.trained["embedding"] == embedding_fingerprint(pipl_kb)
+    assert not Path(pipl_kb.adapted_embedding_model).exists()
+    again = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False)
     assert again.reused and again.model == first.model
-    changed = train_relevance_evaluator(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs(n=56), "other.jsonl"),
-                                        collection="pipl", progress=False)
+    changed = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs(n=56), "other.jsonl"), collection="pipl",
+                           progress=False)
     assert not changed.reused and changed.model != first.model and link.resolve() == changed.model.resolve()
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == sorted([first.model.name, changed.model.name])
+
+
+def test_the_corpus_recipe_adapts_the_embedder_and_trains_the_evaluator_on_held_back_questions(
+        kb_settings, tmp_path, monkeypatch):
+    """The default recipe on a one-law corpus: the embedder learns from 80 % of the questions, the evaluator from
+    the other 20 % through the adapted store; both are installed and the next settings use them."""
+    pairs = [Pair(query=p["query"], gold=tuple(p["gold"])) for p in pipl_pairs(n=80)]
+    tiny = EmbedderRecipe(batch_size=8, max_seq_length=64)
+    result = train_models(kb_settings, pairs=pairs, sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny,
+                          progress=False)
+    assert not result.reused and result.embedder.parent == result.model.parent == tmp_path / "cache"
+    assert result.trained["embedder"]["questions"] == 64 and result.trained["questions"] == 16
+    adapted = dataclasses.replace(kb_settings, embedding_model=str(result.embedder))
+    assert result.trained["embedding"] == embedding_fingerprint(adapted) != embedding_fingerprint(kb_settings)
+    assert result.settings.embedding_model == str(result.embedder)
+    assert result.settings.evaluator_model == str(result.model)
+    # the adapted store was built, beside the base one, in the corpus folder
+    stores = sorted(p.name for p in (kb_settings.data_dir / "corpus_qdrant").iterdir() if p.is_dir())
+    assert stores == sorted([corpus_settings(kb_settings).collection, corpus_settings(adapted).collection])
+    assert Path(kb_settings.adapted_embedding_model).resolve() == result.embedder.resolve()
+    monkeypatch.delenv("EMBEDDING_MODEL")
+    assert Settings.from_env().embedding_model == kb_settings.adapted_embedding_model
+    monkeypatch.setenv("TRAINED_MODELS", "off")
+    assert Settings.from_env().embedding_model == kb_settings.base_embedding_model
+    again = train_models(kb_settings, pairs=pairs, sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny,
+                         progress=False)
+    assert again.reused and (again.model, again.embedder) == (result.model, result.embedder)
+    # another fusion weight retrains the evaluator only
+    reweighted = train_models(dataclasses.replace(kb_settings, bm25_weight=0.5), pairs=pairs,
+                              sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny, progress=False)
+    assert not reweighted.reused and reweighted.embedder == result.embedder and reweighted.model != result.model
 
 
 def test_a_real_folder_at_the_model_path_is_not_overwritten(pipl_kb, tmp_path, capsys):

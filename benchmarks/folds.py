@@ -1,0 +1,49 @@
+"""The 5 folds every benchmark of trained models shares: each question is scored only by models that never saw it.
+
+For fold k, `pipelines.train.train_models` runs the product's own recipe on the questions of the other folds
+(adapted embedder on 80 % of them, evaluator on the held-back 20 %), cached like the shipped models, and the corpus
+is indexed with that fold's embedder (``DATA_DIR/corpus_qdrant``, one collection per embedder). Fold k's
+questions are then searched and judged through that store and that evaluator.
+
+Usage::
+
+    pairs = stard_pairs()
+    for fold in range(FOLDS):
+        trained = fold_models(bench_settings(), pairs, fold)
+        store, pipeline = bench_retrieval(trained.settings)   # trained.settings: fold k's embedder and evaluator
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from benchmarks.metrics import load_queries
+from pipelines.models.training_pairs import DEFAULT_PAIRS, Pair
+from pipelines.settings import Settings
+from pipelines.train import TrainResult, train_models
+
+FOLDS = 5
+
+
+def fold_assignment(n: int, folds: int = FOLDS) -> dict[int, int]:
+    """Question index → fold (fixed, so all benchmarks use the same folds)."""
+    return {i: k % folds for k, i in enumerate(random.Random(0).sample(range(n), n))}
+
+
+def stard_pairs(path: str | Path = DEFAULT_PAIRS) -> list[Pair]:
+    return [Pair(q["query"], tuple(q["gold"]), str(q["qid"])) for q in load_queries(str(path))]
+
+
+def fold_models(settings: Settings, pairs: list[Pair], fold: int, folds: int = FOLDS, adapt: bool = True,
+                progress: bool = True) -> TrainResult:
+    """The models trained on every fold but ``fold`` (trained once, then reused from the model cache);
+    ``adapt=False``: the evaluator alone, on all those questions, over the base embedder."""
+    fold_of = fold_assignment(len(pairs), folds)
+    return train_models(settings, pairs=[p for i, p in enumerate(pairs) if fold_of[i] != fold], adapt=adapt,
+                        progress=progress, install_links=False)
+
+
+def fold_questions(pairs: list[Pair], fold: int, folds: int = FOLDS) -> list[int]:
+    fold_of = fold_assignment(len(pairs), folds)
+    return [i for i in range(len(pairs)) if fold_of[i] == fold]
