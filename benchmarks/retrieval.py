@@ -30,7 +30,7 @@ from components.llm_relevance_ranker import LLMRelevanceRanker
 from document_store.qdrant_store import open_document_store
 from document_store.source_manifest import SourceManifest
 from pipelines.indexing import Indexer, law_sources
-from pipelines.retrieval import build_retrieval_pipeline, retrieve
+from pipelines.retrieval import CANDIDATES_PER_PATH, build_retrieval_pipeline, retrieve
 from pipelines.settings import Settings
 from pipelines.train import corpus_settings
 
@@ -129,14 +129,17 @@ def main() -> None:
         Indexer(store, settings).index(sources)
     print(f"store: {store.count_documents()} documents")
 
-    lines, results = [], {}
-    for mode in ("bm25", "dense", "hybrid"):
-        pipeline = build_retrieval_pipeline(store, settings, mode=mode, top_k=100)
+    lines = []
+    other_weights = [float(w) for w in args.weights.split(",") if float(w) != settings.bm25_weight]
+    systems = [("bm25", "bm25", settings), ("dense", "dense", settings),
+               (f"hybrid (BM25 weight {settings.bm25_weight:g})", "hybrid", settings)] + [
+        (f"hybrid, BM25 weight {w:g}", "hybrid", dataclasses.replace(settings, bm25_weight=w)) for w in other_weights]
+    for name, mode, system_settings in systems:
+        pipeline = build_retrieval_pipeline(store, system_settings, mode=mode, top_k=100)
         pipeline.warm_up()
         retrieve(pipeline, ["预热"], top_k=100)  # first-query costs (jieba dictionary, mirror load) not timed
         metrics, latencies, _ = evaluate(pipeline, queries)
-        results[mode] = metrics
-        lines.append(row(mode, metrics, latencies, len(queries)))
+        lines.append(row(name, metrics, latencies, len(queries)))
         print(lines[-1])
 
     rerank_lines = []
@@ -158,10 +161,11 @@ def main() -> None:
 
 Command: `.venv/bin/python benchmarks/retrieval.py {' '.join(sys.argv[1:])}`
 Queries: `{Path(args.queries).name}` ({len(queries)}); corpus: every current article of laws.db, indexed by
-benchmarks/indexing.py. Embedding model `{settings.embedding_model}`, backend `{settings.embedding_backend}`.
+benchmarks/indexing.py. Embedding model `{settings.embedding_model}` (zero-shot: no model in this first table saw
+these questions), backend `{settings.embedding_backend}`.
 Machine: {os.cpu_count()} cores, Python {platform.python_version()}. Latency is per query, end to end through the
 Haystack retrieval pipeline (query encoding included), after one warm-up query.
-RRF: k = 60, ranks start at 1; each path contributes its top max(50, k) candidates.
+RRF: k = 60, ranks start at 1; each path contributes its top {CANDIDATES_PER_PATH} candidates; dense weight 1.
 
 {header}
 {chr(10).join(lines)}

@@ -99,7 +99,7 @@ class Settings:
     judge_top_n: int = 5
     rewrite_first_round: bool = False
     question_weight: float = 2.0
-    bm25_weight: float = 1.0
+    bm25_weight: float = 0.5
     judge: str = "auto"
     evaluator_model: str = "models/relevance-evaluator"
     evaluator_threshold: float | None = None
@@ -149,7 +149,7 @@ class Settings:
             judge_top_n=_env_int("JUDGE_TOP_N", 5),
             rewrite_first_round=_env_bool("REWRITE_FIRST_ROUND", False),
             question_weight=_env_positive("QUESTION_WEIGHT", 2.0),
-            bm25_weight=_env_positive("BM25_WEIGHT", 1.0),
+            bm25_weight=_env_positive("BM25_WEIGHT", 0.5),
             judge=_env("JUDGE", "auto"),
             evaluator_model=_env("EVALUATOR_MODEL", str(models_dir / "relevance-evaluator")),
             evaluator_threshold=_env_probability("EVALUATOR_THRESHOLD"),

@@ -27,10 +27,10 @@ ALLOWED_MODULES = ["components", "pipelines", "haystack_integrations"]
 
 
 def yaml_texts(settings: Settings | None = None) -> dict[str, str]:
-    """File name → YAML of each pipeline, built against a store object that is not opened. The agentic loop is
-    exported with the offline default judge, the trained evaluator (``JUDGE=evaluator``), whether or not this
-    machine has trained it yet, so the files do not depend on the machine."""
-    settings = settings or Settings(judge="evaluator")
+    """File name → YAML of each pipeline, built against a store object that is not opened. They are exported with
+    the offline defaults after setup, the adapted embedder and the trained evaluator as judge (``JUDGE=evaluator``),
+    whether or not this machine has trained them yet, so the files do not depend on the machine."""
+    settings = settings or Settings(judge="evaluator", embedding_model=Settings().adapted_embedding_model)
     store = open_document_store(settings, connect=False)
     return {
         "indexing.yaml": build_indexing_pipeline(store, settings).dumps(),

@@ -8,6 +8,7 @@ from components.answer_finalizer import LLM_DOWN
 from document_store.qdrant_store import open_document_store
 from pipelines.agentic import AgenticRAG
 from pipelines.indexing import Indexer, law_sources
+from pipelines.settings import Settings
 
 PIPL = "中华人民共和国个人信息保护法"
 MODEL_DOWN = LLM_DOWN.split("（")[0]  # the fallback reply when the model fails (e.g. times out on a busy machine)
@@ -15,9 +16,13 @@ MODEL_DOWN = LLM_DOWN.split("（")[0]  # the fallback reply when the model fails
 
 @pytest.mark.slow
 def test_sample_question_cites_article_13_or_14(settings, monkeypatch):
-    """The shipped defaults (JUDGE=auto: the evaluator `make test`'s setup trained, no LLM judge call)."""
+    """The shipped defaults (the adapted embedder and JUDGE=auto: the evaluator `make test`'s setup trained, no LLM
+    judge call)."""
     monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
-    settings = dataclasses.replace(settings, judge="auto")
+    monkeypatch.delenv("EMBEDDING_MODEL")
+    shipped = Settings.from_env()
+    assert shipped.embedding_model == shipped.adapted_embedding_model  # setup installed it
+    settings = dataclasses.replace(settings, judge="auto", embedding_model=shipped.embedding_model)
     store = open_document_store(settings)
     Indexer(store, settings).index(law_sources([PIPL]), progress=False)
     rag = AgenticRAG(store, settings)

@@ -24,6 +24,7 @@ def workdir(tmp_path, monkeypatch, e5_model, tiny_evaluator):
     """A working directory laid out like the repo (data/, models/) so the YAML's relative paths resolve."""
     (tmp_path / "models").mkdir()
     os.symlink(e5_model, tmp_path / "models" / "multilingual-e5-small")
+    os.symlink(e5_model, tmp_path / "models" / "e5-small-statutes")  # where setup links the adapted embedder
     os.symlink(tiny_evaluator, tmp_path / "models" / "relevance-evaluator")
     monkeypatch.chdir(tmp_path)
     for name in ("DATA_DIR", "QDRANT_PATH", "EMBEDDING_MODEL", "DEEPSEEK_API_KEY", "SERPAPI_API_KEY"):
