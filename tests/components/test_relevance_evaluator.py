@@ -66,13 +66,18 @@ def note_writer(server: ScriptedOpenAIServer) -> LLMQualityJudge:
 def test_both_asks_the_llm_for_a_note_only_when_the_evidence_fails(tiny_evaluator):
     docs = [Document(content="个人信息处理者在处理个人信息前，应当以显著方式、清晰易懂的语言向个人告知",
                      meta={"law": PIPL, "article_no": "第十七条", "key": f"{PIPL}第十七条"})]
+    probe = RelevanceEvaluator(model=str(tiny_evaluator))
+    probe.warm_up()
+    probability = probe.evidence_probability(probe.passage_logits("处理个人信息前应当告知", docs))
     with ScriptedOpenAIServer() as server:
         server.add_rule(JUDGE, judge(4, "缺少关于同意例外的规定"))
-        passing = RelevanceEvaluator(model=str(tiny_evaluator), threshold=0.001, note_writer=note_writer(server))
+        passing = RelevanceEvaluator(model=str(tiny_evaluator), threshold=probability / 2,
+                                     note_writer=note_writer(server))
         passing.warm_up()
         assert passing.run(query="处理个人信息前应当告知", documents=docs)["evaluation"]["passed"]
         assert server.requests == []  # a pass costs no LLM call
-        failing = RelevanceEvaluator(model=str(tiny_evaluator), threshold=0.999, note_writer=note_writer(server))
+        failing = RelevanceEvaluator(model=str(tiny_evaluator), threshold=(1 + probability) / 2,
+                                     note_writer=note_writer(server))
         failing.warm_up()
         evaluation = failing.run(query="处理个人信息前应当告知", documents=docs)["evaluation"]
         assert not evaluation["passed"] and len(server.calls(JUDGE)) == 1

@@ -126,7 +126,7 @@ def test_the_corpus_recipe_adapts_the_embedder_and_trains_the_evaluator_on_held_
                          progress=False)
     assert again.reused and (again.model, again.embedder) == (result.model, result.embedder)
     # another fusion weight retrains the evaluator only
-    reweighted = train_models(dataclasses.replace(kb_settings, bm25_weight=0.5), pairs=pairs,
+    reweighted = train_models(dataclasses.replace(kb_settings, bm25_weight=kb_settings.bm25_weight + 0.25), pairs=pairs,
                               sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny, progress=False)
     assert not reweighted.reused and reweighted.embedder == result.embedder and reweighted.model != result.model
 
