@@ -12,6 +12,7 @@ Usage::
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections import OrderedDict
@@ -258,8 +259,8 @@ class AgenticRAG:
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
-                cached = dict(self._cache[key])
-                cached["trace"] = {**cached["trace"], "cached": True}
+                cached = copy.deepcopy(self._cache[key])  # callers may edit what they get (the chat API does)
+                cached["trace"]["cached"] = True
                 if on_step is not None:
                     on_step({"stage": "cache", "message": "同一问题的结果来自缓存"})
                 return cached
@@ -267,7 +268,7 @@ class AgenticRAG:
         if result.get("answer_error"):  # the model was down: asking again later should get a real answer
             return result
         with self._cache_lock:
-            self._cache[key] = result
+            self._cache[key] = copy.deepcopy(result)
             while len(self._cache) > CACHE_SIZE:
                 self._cache.popitem(last=False)
         return result

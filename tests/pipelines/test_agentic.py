@@ -207,6 +207,21 @@ def test_same_question_is_served_from_the_cache(llm, make_rag):
     assert len(llm.requests) == calls and again["trace"]["cached"] and again["answer"] == first["answer"]
 
 
+def test_what_a_caller_does_to_a_result_does_not_reach_the_next_cache_hit(llm, make_rag):
+    """Issue 19, bug 1: the chat API writes its follow-up note into the returned trace; the cache must not keep it."""
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    rag = make_rag()
+    first = rag.ask(QUESTION)
+    first["trace"]["condensed"] = {"condensed": True, "from": "另一个用户的追问"}
+    first["citations"].clear()
+    again = rag.ask(QUESTION)
+    assert again["trace"]["cached"] and "condensed" not in again["trace"] and again["citations"]
+    again["trace"]["condensed"] = {"condensed": True}
+    assert "condensed" not in rag.ask(QUESTION)["trace"]
+
+
 def test_an_answer_the_model_could_not_write_is_not_cached(llm, make_rag, monkeypatch):
     monkeypatch.setenv("LLM_COOLDOWN", "0")
     llm.add_rule(REWRITER, REWRITE)
