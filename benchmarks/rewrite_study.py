@@ -64,7 +64,7 @@ def main() -> None:
     store, pipeline = bench_retrieval(settings)
     generator = make_chat_generator(settings)
     generator.warm_up()
-    rewriter = QueryRewriter()  # the main model, as in the pipeline
+    rewriter = QueryRewriter(rewrite_first_round=True)  # the main model; this study rewrites round 1
     judge = LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)  # the judge's model
     rewriter.warm_up()
     judge.warm_up()

@@ -55,7 +55,7 @@ class QueryRewriter(LLMComponent):
     _params = ("max_variants", "rewrite_first_round")
 
     def __init__(self, chat_generator: OpenAIChatGenerator | None = None, role: str = "main",
-                 max_variants: int = MAX_VARIANTS, rewrite_first_round: bool = True) -> None:
+                 max_variants: int = MAX_VARIANTS, rewrite_first_round: bool = False) -> None:
         LLMComponent.__init__(self, chat_generator, role)
         if max_variants < 0:
             raise ValueError("max_variants must be >= 0")
