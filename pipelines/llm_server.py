@@ -107,7 +107,11 @@ class EmbeddedLLMServer:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
         logger.info("Starting embedded LLM server on port {port}", port=self.port)
-        self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        finally:
+            if log is not subprocess.DEVNULL:
+                log.close()  # the child has its own copy of the descriptor
         try:
             self._wait_ready()
         except BaseException:

@@ -38,6 +38,24 @@ def test_missing_gguf_gives_a_clear_error(tmp_path):
         EmbeddedLLMServer(tmp_path / "missing.gguf").start()
 
 
+def test_the_server_log_is_not_held_open_by_this_process(tmp_path):
+    """Issue 19, bug 9a: each start opened the log file and never closed it."""
+    import gc
+    import warnings
+
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a GGUF file")
+    log = tmp_path / "llm_server.log"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for _ in range(2):
+            with pytest.raises(LLMServerError, match="exited with code"):
+                EmbeddedLLMServer(broken, start_timeout=60, log_path=log).start()
+        gc.collect()
+    assert [str(w.message) for w in caught if str(log) in str(w.message)] == []  # no handle left to the collector
+    assert log.stat().st_size > 0  # the child still wrote its error there
+
+
 @pytest.mark.slow
 def test_embedded_server_lifecycle_with_the_real_model(settings):
     server = EmbeddedLLMServer(settings.llm_gguf, n_ctx=1024, start_timeout=300)
