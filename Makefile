@@ -28,6 +28,7 @@ run: models
 	$(PY) -m pipelines demo
 
 test: models browser
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
 # The UI tests drive Debian's Chromium (no browser download) and need a CJK font for readable screenshots.
@@ -55,6 +56,7 @@ models: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 bench-indexing: models
 	$(PY) benchmarks/indexing.py

@@ -32,15 +32,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from application.rag import AgenticRAG
 from benchmarks.folds import FOLDS, fold_assignment, fold_models, stard_pairs
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from document_store.qdrant_store import open_document_store
-from pipelines.agentic import AgenticRAG
+from llm_access.factory import resolve_endpoint
 from pipelines.judges import resolve_judge
-from pipelines.llm import resolve_endpoint
-from pipelines.train import corpus_settings
+from provisioning.train import corpus_settings
 
 
 def final_evidence_keys(result: dict) -> list[str]:

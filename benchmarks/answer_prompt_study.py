@@ -37,11 +37,11 @@ from benchmarks.agentic import citation_recalls, read_log
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries
 from benchmarks.retrieval import DEFAULT_QUERIES
-from components.evidence_selector import EvidenceSelector
-from components.llm_quality_judge import LLMQualityJudge
-from components.loop_state import LoopState
-from components.retrieval_state import RetrievalState
-from components.round_tracker import RoundTracker
+from components.builders.evidence_selector import EvidenceSelector
+from components.builders.retrieval_state import RetrievalState
+from components.evaluators.llm_quality_judge import LLMQualityJudge
+from components.routers.round_tracker import RoundTracker
+from helpers.loop_state import LoopState
 from pipelines.agentic import add_answer_stage
 from pipelines.retrieval import retrieve
 

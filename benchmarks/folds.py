@@ -1,6 +1,6 @@
 """The 5 folds every benchmark of trained models shares: each question is scored only by models that never saw it.
 
-For fold k, `pipelines.train.train_models` runs the product's own recipe on the questions of the other folds
+For fold k, `provisioning.train.train_models` runs the product's own recipe on the questions of the other folds
 (adapted embedder on 80 % of them, evaluator on the held-back 20 %), cached like the shipped models, and the corpus
 is indexed with that fold's embedder (``DATA_DIR/corpus_qdrant``, one collection per embedder). Fold k's
 questions are then searched and judged through that store and that evaluator.
@@ -19,9 +19,9 @@ import random
 from pathlib import Path
 
 from benchmarks.metrics import load_queries
-from pipelines.models.training_pairs import DEFAULT_PAIRS, Pair
-from pipelines.settings import Settings
-from pipelines.train import TrainResult, train_models
+from config.settings import Settings
+from provisioning.train import TrainResult, train_models
+from provisioning.training_pairs import DEFAULT_PAIRS, Pair
 
 FOLDS = 5
 

@@ -32,8 +32,8 @@ QUESTION_RE = re.compile(r"吗|呢|么|如何|怎样|怎么|是否|能否|可以
 def dump_rankings(queries: list[dict], cache: Path) -> dict[str, list[list[tuple[str, str, float]]]]:
     if cache.exists():
         return json.loads(cache.read_text(encoding="utf-8"))
-    from components.dense_retriever import DenseRetriever
-    from components.jieba_bm25_retriever import JiebaBM25Retriever
+    from components.retrievers.dense_retriever import DenseRetriever
+    from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
     from document_store.qdrant_store import open_document_store
     from pipelines.embedders import text_embedder
 

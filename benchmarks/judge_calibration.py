@@ -37,11 +37,11 @@ from benchmarks.folds import fold_models, fold_questions, stard_pairs
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from components.relevance_evaluator import RelevanceEvaluator
+from components.evaluators.relevance_evaluator import RelevanceEvaluator
 from document_store.qdrant_store import open_document_store
-from pipelines.models.training_pairs import Pair
 from pipelines.retrieval import retrieve
-from pipelines.train import corpus_settings
+from provisioning.train import corpus_settings
+from provisioning.training_pairs import Pair
 
 CACHE = Path(__file__).resolve().parent / "cache"
 CANDIDATES = 20
@@ -114,8 +114,8 @@ def fold_metrics(rows: list[dict], judged: int) -> dict[str, float]:
 
 def llm_rows(rows: list[dict], settings, sample: int, seed: int, out: Path) -> list[dict]:
     """The LLM judge on a fixed sample of the out-of-fold questions, reading the same passages (cached per qid)."""
-    from components.collection_mirror import mirror_for
-    from components.llm_quality_judge import LLMQualityJudge
+    from components.evaluators.llm_quality_judge import LLMQualityJudge
+    from document_store.collection_mirror import mirror_for
 
     done = {r["qid"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} if out.exists() else {}
     chosen = random.Random(seed).sample(rows, min(sample, len(rows)))
@@ -214,7 +214,7 @@ def main() -> None:
         rows = cross_validate(settings, stard_pairs(args.queries), args.folds, args.embedder == "adapted", oof_file)
     llm_file = CACHE / f"llm_judge_rows_{args.embedder}.jsonl"
     llm = llm_rows(rows, settings, args.llm_sample, args.seed, llm_file) if args.llm_sample else []
-    from pipelines.llm import resolve_endpoint
+    from llm_access.factory import resolve_endpoint
 
     endpoint = resolve_endpoint(settings) if llm else None
     text = report(rows, llm, settings.judge_top_n, f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",

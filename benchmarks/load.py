@@ -37,12 +37,12 @@ import psutil
 
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
+from config.settings import DEFAULT_LAW, Settings
 from document_store.qdrant_store import open_document_store
+from harness.app_server import server_env
+from harness.openai_server import ScriptedOpenAIServer
+from harness.server_process import ServerProcess
 from pipelines.indexing import Indexer, law_sources
-from pipelines.server_process import ServerProcess
-from pipelines.settings import DEFAULT_LAW, Settings
-from tests.support.app_server import server_env
-from tests.support.openai_server import ScriptedOpenAIServer
 
 ROOT = Path(__file__).resolve().parent.parent
 E5_MODEL = ROOT / "models" / "multilingual-e5-small"
@@ -56,7 +56,7 @@ SCRIPTED_RULES = {  # the agentic pipeline passes in one round: rewrite, judge (
     "法律检索质量评估员": '{"reasoning": "相关", "relevance": 9, "completeness": 8, "accuracy": 9, "coverage": 8}',
     "严谨的中国法律咨询助手": SCRIPTED_ANSWER,
 }
-LLM_FAILURES = ("LLM 调用失败", "LLM 请求超时", "LLM 暂时不可用", "LLM 返回了空回复")  # components/llm_component.py
+LLM_FAILURES = ("LLM 调用失败", "LLM 请求超时", "LLM 暂时不可用", "LLM 返回了空回复")  # llm_access/call_policy.py
 
 
 @dataclass
@@ -342,9 +342,9 @@ Command: `{' '.join(['.venv/bin/python', 'benchmarks/load.py', *sys.argv[1:]])}`
   at the end. Other processes (another benchmark, a llama.cpp server) may have been using the CPUs during the
   run, so absolute throughput is a lower bound for an idle machine. The clients (Python threads, one keep-alive
   `httpx.Client` each) and the scripted LLM run in the benchmark process, on the same cores as the server.
-- Server: `python -m pipelines.server_app` on 127.0.0.1 (`pipelines.server_process.ServerProcess`), started in
+- Server: `python -m interfaces.server_app` on 127.0.0.1 (`harness.server_process.ServerProcess`), started in
   {meta['startup']} s; embedded Qdrant store with {meta['documents']} documents ({DEFAULT_LAW}).
-- LLM: a scripted local OpenAI-compatible server (`tests/support/openai_server.py`) that answers instantly, so the
+- LLM: a scripted local OpenAI-compatible server (`harness/openai_server.py`) that answers instantly, so the
   latency is the system's own overhead (embedding, hybrid retrieval, pipeline, HTTP), not model time; agentic
   requests pass in one round (rewrite → retrieve → judge 34 ≥ 32 → answer).
 - Mix per client, cycled from its own offset: `{args.mix}`; `retrieve`/`rag`/`agentic` =

@@ -43,11 +43,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, mean_metrics, percentile, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from components.citation_lookup import CitationLookup
-from components.collection_mirror import mirror_for
-from components.jieba_bm25_retriever import JiebaBM25Retriever
-from components.jieba_tokenizer import term_id
+from components.retrievers.citation_lookup import CitationLookup
+from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
+from document_store.collection_mirror import mirror_for
 from document_store.qdrant_store import open_document_store
+from helpers.jieba_tokenizer import term_id
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import CANDIDATES_PER_PATH, PATH_WEIGHTS
 

@@ -38,7 +38,7 @@ from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from benchmarks.rewrite_study import rewrite_after_note
-from components.rrf_joiner import RRFJoiner
+from components.joiners.rrf_joiner import RRFJoiner
 from pipelines.retrieval import PATH_WEIGHTS, retrieval_inputs, retrieve
 
 PATHS = ("citation", "bm25", "dense")
@@ -53,8 +53,8 @@ def logged_rounds(log: Path, by_qid: dict[int, dict]) -> list[dict[str, Any]]:
 
 def written_rounds(items: list[dict], cache: Path, retrieval: Pipeline) -> list[dict[str, Any]]:
     """Round-2 queries written as the pipeline writes them (judge's note on round 1 → rewriter), cached."""
-    from components.llm_quality_judge import LLMQualityJudge
-    from components.query_rewriter import QueryRewriter
+    from components.evaluators.llm_quality_judge import LLMQualityJudge
+    from components.generators.query_rewriter import QueryRewriter
 
     settings = bench_settings()
     done = {}

@@ -25,14 +25,14 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from benchmarks.folds import FOLDS, fold_assignment, fold_models, fold_questions, stard_pairs
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, mean_metrics, percentile, query_metrics
-from components.evaluator_ranker import EvaluatorRanker
-from components.llm_relevance_ranker import LLMRelevanceRanker
+from components.rankers.evaluator_ranker import EvaluatorRanker
+from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
+from config.settings import Settings
 from document_store.qdrant_store import open_document_store
 from document_store.source_manifest import SourceManifest
 from pipelines.indexing import Indexer, law_sources
 from pipelines.retrieval import CANDIDATES_PER_PATH, build_retrieval_pipeline, retrieve
-from pipelines.settings import Settings
-from pipelines.train import corpus_settings
+from provisioning.train import corpus_settings
 
 DEFAULT_QUERIES = Path(__file__).resolve().parents[1] / "training_data" / "stard" / "stard_train.jsonl"
 COLUMNS = ["R@1", "R@3", "R@5", "R@10", "R@20", "R@100", "Hit@1", "Hit@3", "Hit@10", "MRR@10", "nDCG@10"]

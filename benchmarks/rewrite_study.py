@@ -34,10 +34,10 @@ from haystack.dataclasses import ChatMessage
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from components.llm_quality_judge import LLMQualityJudge
-from components.loop_state import LoopState
-from components.query_rewriter import QueryRewriter
-from pipelines.llm import make_chat_generator
+from components.evaluators.llm_quality_judge import LLMQualityJudge
+from components.generators.query_rewriter import QueryRewriter
+from helpers.loop_state import LoopState
+from llm_access.factory import make_chat_generator
 from pipelines.retrieval import retrieve
 
 HYDE_SYSTEM = ("你是中国法律专家。根据用户的问题，写出最可能适用的一条中国法律条文的内容，"

@@ -20,13 +20,13 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
 import httpx
 
+from application.rag import AgenticRAG
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
+from config.settings import Settings
 from document_store.qdrant_store import open_document_store
-from pipelines.agentic import AgenticRAG
+from harness.server_process import ServerProcess
 from pipelines.indexing import Indexer, law_sources
-from pipelines.server_process import ServerProcess
-from pipelines.settings import Settings
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 Usage::
 
-    from pipelines.settings import Settings
+    from config.settings import Settings
     from document_store.qdrant_store import open_document_store
     store = open_document_store(Settings.from_env())
     print(store.count_documents())
@@ -20,7 +20,7 @@ from haystack import default_from_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient
 
-from pipelines.settings import Settings
+from config.settings import Settings
 
 # Keyword indexes for the filters we use (a server feature; the embedded mode scans instead).
 PAYLOAD_INDEXES = [

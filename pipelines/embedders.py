@@ -4,7 +4,7 @@ Backends (``EMBEDDING_BACKEND``):
 
 - ``torch``: the model folder as it is (fp32);
 - ``onnx-int8``: the int8 ONNX export of the same folder (``<model>/onnx``, built by ``python -m pipelines setup``),
-  run by ONNX Runtime through a sentence-transformers module of this repo (`pipelines.models.onnx_export`).
+  run by ONNX Runtime through a sentence-transformers module of this repo (`pipelines.onnx_runtime`).
 
 Usage::
 
@@ -26,8 +26,8 @@ from haystack_integrations.components.embedders.sentence_transformers import (
     SentenceTransformersTextEmbedder,
 )
 
-from components.jieba_tokenizer import DEFAULT_CHAR_NGRAMS
-from pipelines.settings import Settings
+from config.settings import Settings
+from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS
 
 META_FIELDS_TO_EMBED = ["law", "chapter"]
 BACKENDS = ("torch", "onnx-int8")
@@ -41,7 +41,7 @@ def model_arguments(settings: Settings) -> dict[str, Any]:
     folder = Path(settings.embedding_model)
     if settings.embedding_backend == "torch":
         return {"model": settings.embedding_model, "local_files_only": folder.exists()}
-    from pipelines.models.onnx_export import INT8_FILE, onnx_dir
+    from pipelines.onnx_runtime import INT8_FILE, onnx_dir
 
     if not folder.exists():
         raise ValueError(f"EMBEDDING_BACKEND=onnx-int8 needs a local model folder, got {settings.embedding_model!r}")

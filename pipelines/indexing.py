@@ -8,7 +8,7 @@ run is detected and finished by the next one.
 Usage::
 
     from pipelines.indexing import Indexer, law_sources
-    from pipelines.settings import Settings
+    from config.settings import Settings
     from document_store.qdrant_store import open_document_store
 
     settings = Settings.from_env()
@@ -25,16 +25,15 @@ from haystack import Document, Pipeline, logging
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from tqdm import tqdm
 
-from components.bm25_document_encoder import JiebaBM25DocumentEncoder
-from components.collection_mirror import invalidate
-from components.qdrant_point_writer import QdrantPointWriter
-from components.statute_splitter import StatuteSplitter
+from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
+from components.preprocessors.statute_splitter import StatuteSplitter
+from components.writers.qdrant_point_writer import QdrantPointWriter
+from config.settings import Settings
 from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.statute_db import StatuteDB, content_hash
 from document_store.text_files import load_text_file
 from pipelines.embedders import document_embedder, embedding_fingerprint
-from pipelines.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +152,6 @@ class Indexer:
                 self.store.delete_by_filter({"field": "meta.source", "operator": "==", "value": source.name})
         documents = [doc for source, _ in group for doc in source.documents]
         output = self.pipeline.run({"splitter": {"documents": documents}}, include_outputs_from={"splitter"})
-        invalidate(self.store)
         written: dict[str, int] = {}
         for doc in output["splitter"]["documents"]:
             written[doc.meta["source"]] = written.get(doc.meta["source"], 0) + 1

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from haystack import logging
 
-from components.llm_quality_judge import LLMQualityJudge
-from components.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator
+from components.evaluators.llm_quality_judge import LLMQualityJudge
+from components.evaluators.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator
+from config.settings import Settings
 from pipelines.embedders import embedding_fingerprint
-from pipelines.settings import Settings
 
 logger = logging.getLogger(__name__)
 

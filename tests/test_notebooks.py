@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from tests.support.openai_server import ScriptedOpenAIServer
+from harness.openai_server import ScriptedOpenAIServer
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from hayhooks import BasePipelineWrapper
 
-from pipelines.chat_api import ChatAPI
+from interfaces.chat_api import ChatAPI
 
 
 class PipelineWrapper(BasePipelineWrapper):

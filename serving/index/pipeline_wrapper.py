@@ -7,7 +7,7 @@ replaced or left unchanged. A following query to that knowledge base finds the n
 from fastapi import UploadFile
 from hayhooks import BasePipelineWrapper
 
-from pipelines.chat_api import ChatAPI
+from interfaces.chat_api import ChatAPI
 
 
 class PipelineWrapper(BasePipelineWrapper):

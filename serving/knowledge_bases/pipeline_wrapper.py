@@ -2,7 +2,7 @@
 
 from hayhooks import BasePipelineWrapper
 
-from pipelines.chat_api import ChatAPI
+from interfaces.chat_api import ChatAPI
 
 
 class PipelineWrapper(BasePipelineWrapper):

@@ -2,8 +2,8 @@
 
 from haystack import Document
 
-from components.answer_finalizer import AnswerFinalizer
-from components.loop_state import LoopState
+from components.builders.answer_finalizer import AnswerFinalizer
+from helpers.loop_state import LoopState
 
 PIPL = "中华人民共和国个人信息保护法"
 

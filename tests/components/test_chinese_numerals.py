@@ -1,6 +1,6 @@
 import pytest
 
-from components.chinese_numerals import cn_to_int, int_to_cn
+from helpers.chinese_numerals import cn_to_int, int_to_cn
 
 
 @pytest.mark.parametrize(

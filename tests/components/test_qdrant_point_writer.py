@@ -4,7 +4,7 @@ from haystack.dataclasses import ByteStream, SparseEmbedding
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from haystack_integrations.document_stores.qdrant.converters import convert_haystack_documents_to_qdrant_points
 
-from components.qdrant_point_writer import QdrantPointWriter, to_points
+from components.writers.qdrant_point_writer import QdrantPointWriter, to_points
 from pipelines.yaml_export import ALLOWED_MODULES
 
 

@@ -1,7 +1,7 @@
 """QueryRewriter's defaults agree with the settings' (issue 19, bug 9)."""
 
-from components.query_rewriter import QueryRewriter
-from pipelines.settings import Settings
+from components.generators.query_rewriter import QueryRewriter
+from config.settings import Settings
 
 
 def test_the_component_default_searches_round_one_as_asked_like_the_settings_default():

@@ -4,8 +4,8 @@ import pytest
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.utils import Secret
 
-from components.query_router import QueryRouter
-from tests.support.openai_server import ScriptedOpenAIServer
+from components.routers.query_router import QueryRouter
+from harness.openai_server import ScriptedOpenAIServer
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.utils import Secret
 
-from components.llm_quality_judge import LLMQualityJudge
-from components.relevance_evaluator import RelevanceEvaluator, load_calibration
-from tests.support.llm_script import JUDGE, judge
-from tests.support.openai_server import ScriptedOpenAIServer
+from components.evaluators.llm_quality_judge import LLMQualityJudge
+from components.evaluators.relevance_evaluator import RelevanceEvaluator, load_calibration
+from harness.llm_script import JUDGE, judge
+from harness.openai_server import ScriptedOpenAIServer
 
 PIPL = "中华人民共和国个人信息保护法"
 
@@ -26,7 +26,7 @@ def test_init_validation(kwargs, message):
 
 def test_round_trip_with_and_without_note_writer():
     plain = RelevanceEvaluator(model="models/x", top_n=3, threshold=0.4)
-    assert plain.to_dict() == {"type": "components.relevance_evaluator.RelevanceEvaluator",
+    assert plain.to_dict() == {"type": "components.evaluators.relevance_evaluator.RelevanceEvaluator",
                                "init_parameters": {"model": "models/x", "top_n": 3, "threshold": 0.4,
                                                    "note_writer": None}}
     assert RelevanceEvaluator.from_dict(plain.to_dict()).to_dict() == plain.to_dict()
@@ -86,7 +86,7 @@ def test_both_asks_the_llm_for_a_note_only_when_the_evidence_fails(tiny_evaluato
 
 
 def test_evaluator_ranker_reorders_the_head_and_keeps_the_tail(tiny_evaluator):
-    from components.evaluator_ranker import EvaluatorRanker
+    from components.rankers.evaluator_ranker import EvaluatorRanker
 
     with pytest.raises(ValueError, match="top_n must be >= 1"):
         EvaluatorRanker(model="m", top_n=0)

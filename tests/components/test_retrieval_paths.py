@@ -7,14 +7,14 @@ from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
-from components.citation_lookup import CitationLookup, article_no
-from components.dense_retriever import DenseRetriever
-from components.jieba_bm25_retriever import JiebaBM25Retriever
-from components.jieba_tokenizer import JiebaTokenizer
-from components.llm_relevance_ranker import LLMRelevanceRanker
+from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
+from components.retrievers.citation_lookup import CitationLookup, article_no
+from components.retrievers.dense_retriever import DenseRetriever
+from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
+from harness.openai_server import ScriptedOpenAIServer
+from helpers.jieba_tokenizer import JiebaTokenizer
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
-from tests.support.openai_server import ScriptedOpenAIServer
 
 LAW_A = "示例信息保护法"
 LAW_B = "示例交通法"
@@ -79,6 +79,17 @@ def test_exact_citation_lookup(fixture_store, query, expected):
 
 def test_bare_article_number_resolves_with_a_law_filter(fixture_store):
     assert keys(CitationLookup(document_store=fixture_store).find("第2条", ONLY_B)) == [f"{LAW_B}第二条"]
+
+
+def test_an_explicit_citation_outside_the_filter_is_not_returned(fixture_store, settings):
+    """Issue 19, bug 4: the lookup ignored filters, and its path weight put the cited article first anyway."""
+    cited = "示例信息保护法第十三条是什么"
+    assert keys(CitationLookup(document_store=fixture_store).find(cited, ONLY_B)) == []
+    in_law_a = {"field": "meta.law", "operator": "==", "value": LAW_A}
+    assert keys(CitationLookup(document_store=fixture_store).find(cited, in_law_a)) == [f"{LAW_A}第十三条"]
+    pipeline = build_retrieval_pipeline(fixture_store, settings, top_k=10)
+    pipeline.warm_up()
+    assert {d.meta["law"] for d in retrieve(pipeline, [cited], filters=ONLY_B)} <= {LAW_B}
 
 
 def test_article_no_normalisation():

@@ -1,8 +1,8 @@
 import pytest
 from haystack import Document
 
-from components.ranking import Ranking
-from components.rrf_joiner import RRFJoiner
+from components.joiners.rrf_joiner import RRFJoiner
+from helpers.ranking import Ranking
 
 
 def docs(*keys):

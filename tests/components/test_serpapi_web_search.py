@@ -8,8 +8,8 @@ import pytest
 from haystack import Pipeline
 from haystack.utils import Secret
 
-from components.serpapi_web_search import SerpAPIWebSearch
-from tests.support.serpapi_server import ScriptedSerpAPIServer
+from components.websearch.serpapi_web_search import SerpAPIWebSearch
+from harness.serpapi_server import ScriptedSerpAPIServer
 
 KEY = "test-key-5f3a9c1e7b"
 RESULTS = [
@@ -206,7 +206,7 @@ def test_serialisation_round_trip() -> None:
                               allowed_domains=["gov.cn"])
     data = search.to_dict()
     assert data == {
-        "type": "components.serpapi_web_search.SerpAPIWebSearch",
+        "type": "components.websearch.serpapi_web_search.SerpAPIWebSearch",
         "init_parameters": {
             "api_key": {"type": "env_var", "env_vars": ["SERPAPI_API_KEY"], "strict": False},
             "top_k": 7,

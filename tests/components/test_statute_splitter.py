@@ -1,7 +1,7 @@
 import pytest
 from haystack import Document
 
-from components.statute_splitter import StatuteSplitter, document_id
+from components.preprocessors.statute_splitter import StatuteSplitter, document_id
 
 STATUTE = """示例保护法
 

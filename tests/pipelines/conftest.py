@@ -2,10 +2,10 @@
 
 import pytest
 
+from config.settings import Settings
 from document_store.qdrant_store import open_document_store
+from harness.openai_server import ScriptedOpenAIServer
 from pipelines.indexing import Indexer, law_sources
-from pipelines.settings import Settings
-from tests.support.openai_server import ScriptedOpenAIServer
 
 PIPL = "中华人民共和国个人信息保护法"
 

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from pipelines.agent_mode import KnowledgeAgent
-from pipelines.agentic import AgenticRAG
-from pipelines.settings import Settings
-from tests.support.openai_server import TOOL_PREFIX
+from application.agent_mode import KnowledgeAgent
+from application.rag import AgenticRAG
+from config.settings import Settings
+from harness.openai_server import TOOL_PREFIX
 
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"

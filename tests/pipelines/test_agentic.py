@@ -2,10 +2,10 @@
 
 import pytest
 
-from pipelines.agentic import AgenticRAG
-from pipelines.settings import Settings
-from tests.support.llm_script import ANSWERER, JUDGE, REWRITER, judge
-from tests.support.serpapi_server import ScriptedSerpAPIServer
+from application.rag import AgenticRAG
+from config.settings import Settings
+from harness.llm_script import ANSWERER, JUDGE, REWRITER, judge
+from harness.serpapi_server import ScriptedSerpAPIServer
 
 QUESTION = "公司收集我的个人信息需要我同意吗"
 PIPL = "中华人民共和国个人信息保护法"

@@ -4,11 +4,11 @@ import dataclasses
 
 import pytest
 
-from components.answer_finalizer import LLM_DOWN
+from application.rag import AgenticRAG
+from components.builders.answer_finalizer import LLM_DOWN
+from config.settings import Settings
 from document_store.qdrant_store import open_document_store
-from pipelines.agentic import AgenticRAG
 from pipelines.indexing import Indexer, law_sources
-from pipelines.settings import Settings
 
 PIPL = "中华人民共和国个人信息保护法"
 MODEL_DOWN = LLM_DOWN.split("（")[0]  # the fallback reply when the model fails (e.g. times out on a busy machine)
@@ -43,8 +43,8 @@ def test_sample_question_cites_article_13_or_14(settings, monkeypatch):
 
 @pytest.mark.slow
 def test_injection_planted_in_a_document_with_the_real_model(settings, monkeypatch):
-    from components.prompt_guard import WINDOW
     from document_store.text_files import text_document
+    from helpers.prompt_guard import WINDOW
     from pipelines.indexing import Source
     from pipelines.prompts import ANSWER_SYSTEM
 

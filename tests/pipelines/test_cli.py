@@ -1,9 +1,9 @@
 import pytest
 
-from pipelines.cli import main
-from pipelines.validation import MAX_QUERY_CHARS
-from tests.support.llm_script import ANSWERER, JUDGE, REWRITER, judge
-from tests.support.openai_server import ScriptedOpenAIServer
+from application.validation import MAX_QUERY_CHARS
+from harness.llm_script import ANSWERER, JUDGE, REWRITER, judge
+from harness.openai_server import ScriptedOpenAIServer
+from interfaces.cli import main
 
 
 def run_cli(capsys, *argv):

@@ -4,8 +4,8 @@ import pytest
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.utils import Secret
 
-from pipelines.chat_api import Condenser
-from tests.support.openai_server import ScriptedOpenAIServer
+from harness.openai_server import ScriptedOpenAIServer
+from interfaces.chat_api import Condenser
 
 HISTORY = [{"role": "user", "content": "个人信息保护法第十三条规定了什么"}, {"role": "assistant", "content": "规定了……"}]
 

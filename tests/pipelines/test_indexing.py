@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from components.jieba_bm25_retriever import JiebaBM25Retriever
+from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from document_store.qdrant_store import open_document_store, qdrant_client_of
 from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
+from interfaces.cli import main
 from pipelines import indexing
-from pipelines.cli import main
 from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import Indexer, file_sources, law_sources
 
@@ -162,3 +162,34 @@ def test_sources_embedded_by_another_model_are_flagged_and_re_embedded(store, se
         assert "re-embedded" in capsys.readouterr().out
         assert main(["search", "请假"]) == 0
         assert "another embedding model" not in capsys.readouterr().err
+
+
+RULES_V3 = "# 员工手册\n第一章 总则\n第一条 员工可以远程办公。\n第二条 加班应当支付加班费。\n第三条 年终奖按绩效发放。\n"
+
+
+def test_a_source_replaced_elsewhere_with_as_many_articles_reaches_every_mirror(store, settings, tmp_path,
+                                                                                 monkeypatch):
+    """Issue 19, bug 6: a mirror reloaded only when the point count changed, so a source replaced by another
+    process (a server-mode deployment) with the same number of articles left BM25 and citations stale."""
+    from document_store import collection_mirror
+    from document_store.collection_mirror import CollectionMirror
+
+    Indexer(store, settings).index(file_sources([write(tmp_path / "员工手册.md", RULES_V1)]), progress=False)
+    elsewhere = CollectionMirror(store)  # another process's mirror: this process's writes never invalidate it
+    assert [d.content for d, _ in elsewhere.bm25(["请假"], top_k=1, k1=1.2, b=0.75)] == ["员工请假需提前三天申请。"]
+    Indexer(store, settings).index(file_sources([write(tmp_path / "员工手册.md", RULES_V3)]), progress=False)
+    assert store.count_documents() == 3  # as many articles as before
+    monkeypatch.setattr(collection_mirror, "RECHECK_SECONDS", 0.0)
+    assert elsewhere.bm25(["请假"], top_k=1, k1=1.2, b=0.75) == []
+    assert [d.content for d, _ in elsewhere.bm25(["远程", "办公"], top_k=1, k1=1.2, b=0.75)] == ["员工可以远程办公。"]
+
+
+def test_the_writer_itself_invalidates_the_search_mirror(store, settings):
+    """Whatever writes a collection invalidates its caches: a bare indexing pipeline run (not `Indexer`) too."""
+    from document_store.collection_mirror import mirror_for
+    from document_store.text_files import text_document
+
+    assert mirror_for(store).laws() == []  # loaded, empty
+    pipeline = indexing.build_indexing_pipeline(store, settings)
+    pipeline.run({"splitter": {"documents": [text_document(RULES_V2.encode(), "员工手册.md")]}})
+    assert mirror_for(store).laws() == ["员工手册"]  # at once, not after the next periodic check

@@ -4,10 +4,10 @@ import dataclasses
 
 import pytest
 
-from components.llm_quality_judge import LLMQualityJudge
-from components.relevance_evaluator import RelevanceEvaluator
+from components.evaluators.llm_quality_judge import LLMQualityJudge
+from components.evaluators.relevance_evaluator import RelevanceEvaluator
+from config.settings import Settings
 from pipelines.judges import make_judge, resolve_judge
-from pipelines.settings import Settings
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_threshold_setting_is_checked(monkeypatch):
 
 
 def test_reranker_evaluator_is_the_trained_model_and_unknown_rerankers_list_the_choices(tiny_evaluator):
-    from components.evaluator_ranker import EvaluatorRanker
+    from components.rankers.evaluator_ranker import EvaluatorRanker
     from pipelines.retrieval import make_reranker
 
     ranker = make_reranker(with_judge("llm", str(tiny_evaluator), reranker="evaluator"))

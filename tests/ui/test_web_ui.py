@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.server_process import ServerProcess
-from tests.support.app_server import index_laws, server_env
-from tests.support.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
+from harness.app_server import index_laws, server_env
+from harness.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
+from harness.server_process import ServerProcess
 
 sync_api = pytest.importorskip("playwright.sync_api")
 

@@ -1,0 +1,171 @@
+"""`AgenticRAG`: both query pipelines over one store, built once, answering questions with a per-session cache.
+
+Usage::
+
+    from application.rag import AgenticRAG
+    rag = AgenticRAG.from_settings()          # opens the store, builds and warms up both pipelines
+    result = rag.ask("公司收集我的个人信息需要我同意吗", mode="agentic")
+    print(result["answer"], result["citations"], result["trace"])
+    rag.close()
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from haystack import Pipeline
+from haystack.dataclasses import StreamingChunk
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+from application.steps import StepCallback, run_with_steps
+from components.builders.answer_finalizer import citation_of
+from config.settings import Settings
+from document_store.qdrant_store import open_document_store
+from pipelines.agentic import RETRIEVAL_COMPONENTS, build_agentic_pipeline, build_rag_pipeline
+from pipelines.retrieval import build_retrieval_pipeline, retrieve
+
+MODES = ("agentic", "rag")
+CACHE_SIZE = 256
+
+
+def normalise(query: str) -> str:
+    return " ".join(query.split()).rstrip("?？。!！ ").lower()
+
+
+def pipeline_inputs(
+    pipeline: Pipeline,
+    mode: str,
+    query: str,
+    filters: dict[str, Any] | None = None,
+    top_k: int | None = None,
+    streaming_callback: Callable[[StreamingChunk], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The run() data of a query pipeline built by `build_agentic_pipeline` / `build_rag_pipeline`."""
+    data: dict[str, dict[str, Any]] = {name: {"filters": filters} for name in RETRIEVAL_COMPONENTS}
+    if top_k:
+        data["joiner"] = {"top_k": top_k}
+    data["answer"] = {"streaming_callback": streaming_callback}
+    if mode == "agentic":
+        data["router"] = {"query": query}
+    else:
+        for name in RETRIEVAL_COMPONENTS:
+            data[name]["queries"] = [query]
+        data["state"] = {"query": query}
+        if "reranker" in pipeline.graph.nodes:
+            data["reranker"] = {"query": query}
+    return data
+
+
+def answer_with(
+    pipeline: Pipeline,
+    mode: str,
+    query: str,
+    filters: dict[str, Any] | None = None,
+    top_k: int | None = None,
+    streaming_callback: Callable[[StreamingChunk], None] | None = None,
+    on_step: StepCallback | None = None,
+) -> dict[str, Any]:
+    """Run a query pipeline (built here or loaded from YAML) and shape its output as the result dict.
+
+    With ``on_step``, each stage is reported as it ends (see `application.steps`); call it then from a thread without
+    a running event loop.
+    """
+    started = time.perf_counter()
+    data = pipeline_inputs(pipeline, mode, query, filters, top_k, streaming_callback)
+    if on_step is None:
+        output = pipeline.run(data, include_outputs_from={"router"} if mode == "agentic" else None)
+    else:
+        output = run_with_steps(pipeline, data, on_step)
+    route = output.get("router", {}).get("route", {"route": "retrieval", "decided_by": "mode", "llm_calls": 0})
+    if "reply" in output.get("router", {}):
+        result = {"answer": output["router"]["reply"], "citations": [], "unverified_citations": [],
+                  "situation": "chitchat", "needs_human": False, "answer_error": None, "scores": None, "evidence": [],
+                  "trace": {"query": query, "route": route, "rounds": [], "llm_calls": {"router": route["llm_calls"]},
+                            "llm_calls_total": route["llm_calls"], "seconds": {}}}
+    else:
+        result = output["finalizer"]["result"]
+        trace = result["trace"]
+        trace["route"] = {**route, **trace.get("route", {})}
+        trace["llm_calls"]["router"] = route.get("llm_calls", 0)
+        trace["llm_calls_total"] = sum(trace["llm_calls"].values())
+    result["mode"] = mode
+    result["trace"]["total_seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+class AgenticRAG:
+    """Both pipelines over one store, built and warmed up once; `ask` is safe to call from several threads."""
+
+    def __init__(self, store: QdrantDocumentStore, settings: Settings, top_k: int = 10) -> None:
+        self.store, self.settings, self.top_k = store, settings, top_k
+        self.pipelines = {"agentic": build_agentic_pipeline(store, settings, top_k),
+                          "rag": build_rag_pipeline(store, settings, top_k),
+                          "retrieve": build_retrieval_pipeline(store, settings, top_k=top_k)}
+        for pipeline in self.pipelines.values():
+            pipeline.warm_up()
+        self._cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None, collection: str | None = None) -> AgenticRAG:
+        settings = settings or Settings.from_env()
+        return cls(open_document_store(settings, collection), settings)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def retrieve(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
+        """Retrieval only (no LLM): the fused articles for ``query``."""
+        started = time.perf_counter()
+        docs = retrieve(self.pipelines["retrieve"], [query], top_k=top_k or self.top_k, filters=filters)
+        return {"mode": "retrieve", "query": query, "documents": [
+            {**citation_of(d), "score": d.score, "paths": d.meta.get("retrieval", {}).get("paths", [])} for d in docs],
+            "trace": {"query": query, "total_seconds": round(time.perf_counter() - started, 4)}}
+
+    def clear_cache(self) -> None:
+        """Forget cached answers (after the knowledge base changed)."""
+        with self._cache_lock:
+            self._cache.clear()
+
+    def ask(
+        self,
+        query: str,
+        mode: str = "agentic",
+        filters: dict[str, Any] | None = None,
+        top_k: int | None = None,
+        streaming_callback: Callable[[StreamingChunk], None] | None = None,
+        on_step: StepCallback | None = None,
+    ) -> dict[str, Any]:
+        """Answer ``query``; returns answer, citations, scores, ``needs_human``, ``answer_error`` and the trace.
+
+        Answers are cached per normalised question for the session, except those the model could not write.
+
+        ``on_step`` receives each stage as it ends (route, rewrite, retrieval paths, judge, decision, …).
+        """
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        query = query.strip()
+        if not query:
+            raise ValueError("query is empty")
+        key = (mode, normalise(query), repr(filters), top_k)
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                cached = copy.deepcopy(self._cache[key])  # callers may edit what they get (the chat API does)
+                cached["trace"]["cached"] = True
+                if on_step is not None:
+                    on_step({"stage": "cache", "message": "同一问题的结果来自缓存"})
+                return cached
+        result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback, on_step)
+        if result.get("answer_error"):  # the model was down: asking again later should get a real answer
+            return result
+        with self._cache_lock:
+            self._cache[key] = copy.deepcopy(result)
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return result

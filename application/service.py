@@ -1,0 +1,152 @@
+"""The serving layer: knowledge bases (one Qdrant collection each), their query pipelines, and indexing —
+loaded once per process and shared by every Hayhooks pipeline wrapper and request.
+
+Usage::
+
+    from application.service import get_service
+    service = get_service()
+    service.ask("公司收集我的个人信息需要我同意吗", mode="agentic", knowledge_base="statutes")
+    service.index("my_kb", files=[("手册.md", b"# 手册\\n第一条 ...")])
+    service.knowledge_bases()   # [{"name": "statutes", "documents": 74, "sources": 1}, ...]
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from typing import Any
+
+from haystack import logging
+
+from application.agent_mode import KnowledgeAgent
+from application.rag import AgenticRAG
+from config.settings import Settings
+from document_store.collection_mirror import invalidate
+from document_store.qdrant_store import (
+    list_collections,
+    local_path,
+    open_document_store,
+    qdrant_client_of,
+    validate_collection_name,
+)
+from document_store.source_manifest import COMPLETE, SourceManifest
+from document_store.text_files import text_document, upload_name
+from pipelines.embedders import embedding_fingerprint
+from pipelines.indexing import Indexer, Source, law_sources
+
+logger = logging.getLogger(__name__)
+
+
+class UnknownKnowledgeBaseError(ValueError):
+    """A request named a knowledge base that does not exist."""
+
+
+class RAGService:
+    """Per-process registry of open knowledge bases, their pipelines and their agents; thread-safe.
+
+    Lifetime: one per server process (`get_service`), shared by every Hayhooks wrapper; `close` ends it. Building a
+    cold knowledge base (opening the store, building and warming up its pipelines) holds only that knowledge base's
+    lock, so requests to other knowledge bases and index jobs go on meanwhile.
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self._rags: dict[str, AgenticRAG] = {}
+        self._agents: dict[str, KnowledgeAgent] = {}
+        self._lock = threading.RLock()  # guards the dicts only, never held while building
+        self._build_locks: dict[str, threading.Lock] = {}
+        self._index_locks: dict[str, threading.Lock] = {}
+
+    def rag(self, name: str | None = None, create: bool = False) -> AgenticRAG:
+        """The knowledge base's pipelines (built and warmed up on first use)."""
+        name = validate_collection_name(name or self.settings.collection)
+        with self._lock:
+            if name in self._rags:
+                return self._rags[name]
+            build_lock = self._build_locks.setdefault(name, threading.Lock())
+        with build_lock:  # one build per knowledge base; the others are not blocked
+            with self._lock:
+                if name in self._rags:
+                    return self._rags[name]
+            if not create and name not in list_collections(self.settings):
+                raise UnknownKnowledgeBaseError(
+                    f"unknown knowledge base {name!r}; existing: {', '.join(list_collections(self.settings))}")
+            rag = AgenticRAG(open_document_store(self.settings, name), self.settings)
+            with self._lock:
+                self._rags[name] = rag
+            return rag
+
+    def agent(self, name: str | None = None) -> KnowledgeAgent:
+        """The knowledge base's agent (agent mode), bound to its current pipelines."""
+        rag = self.rag(name)
+        with self._lock:
+            agent = self._agents.get(rag.store.index)
+            if agent is None or agent.rag is not rag:
+                agent = self._agents[rag.store.index] = KnowledgeAgent(rag)
+            return agent
+
+    def ask(self, query: str, mode: str = "agentic", knowledge_base: str | None = None, **kwargs: Any) -> dict:
+        result = self.rag(knowledge_base).ask(query, mode=mode, **kwargs)
+        result["knowledge_base"] = knowledge_base or self.settings.collection
+        return result
+
+    def index(self, knowledge_base: str, laws: list[str] | None = None,
+              files: list[tuple[str, bytes]] | None = None) -> list[dict[str, Any]]:
+        """Create or extend a knowledge base from statute names and/or uploaded .txt/.md files."""
+        sources = law_sources(laws) if laws else []
+        for filename, data in files or []:
+            doc = text_document(data, upload_name(filename))
+            sources.append(Source(doc.meta["source"], [doc]))
+        if not sources:
+            raise ValueError("nothing to index: give laws and/or files")
+        rag = self.rag(knowledge_base, create=True)
+        with self._lock:
+            lock = self._index_locks.setdefault(rag.store.index, threading.Lock())
+        with lock:
+            results = Indexer(rag.store, self.settings).index(sources, progress=False)
+        rag.clear_cache()
+        return [{"source": r.source, "action": r.action, "count": r.count} for r in results]
+
+    def knowledge_bases(self) -> list[dict[str, Any]]:
+        out = []
+        fingerprint = embedding_fingerprint(self.settings)
+        for name in list_collections(self.settings):
+            store = open_document_store(self.settings, name)  # the store only: no pipelines or models to list it
+            records = SourceManifest(store).all()
+            out.append({"name": name, "documents": store.count_documents(), "sources": len(records),
+                        "stale_sources": sum(r.status == COMPLETE and r.embedding != fingerprint for r in records),
+                        "incomplete_sources": sum(r.status != COMPLETE for r in records)})
+        return out
+
+    def delete(self, name: str) -> None:
+        """Delete a knowledge base: its collection, its manifest and (embedded mode) its folder."""
+        rag = self.rag(validate_collection_name(name))
+        with self._lock:
+            SourceManifest(rag.store).drop()
+            qdrant_client_of(rag.store).delete_collection(rag.store.index)
+            invalidate(rag.store)
+            rag.close()
+            del self._rags[name]
+            self._agents.pop(name, None)
+            if not self.settings.qdrant_url:
+                shutil.rmtree(local_path(self.settings, name), ignore_errors=True)
+
+    def close(self) -> None:
+        with self._lock:
+            for rag in self._rags.values():
+                rag.close()
+            self._rags.clear()
+            self._agents.clear()
+
+
+_service: RAGService | None = None
+_service_lock = threading.Lock()
+
+
+def get_service() -> RAGService:
+    """The process-wide service (Hayhooks loads each wrapper separately; they all share this)."""
+    global _service
+    with _service_lock:
+        if _service is None:
+            _service = RAGService()
+        return _service

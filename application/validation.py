@@ -1,0 +1,20 @@
+"""Input checks shared by the CLI and the API.
+
+Usage::
+
+    from application.validation import validate_query
+    query = validate_query("  公司收集我的个人信息需要我同意吗 ")   # stripped; ValueError when empty or too long
+"""
+
+SAMPLE_QUESTION = "公司收集我的个人信息需要我同意吗"
+MAX_QUERY_CHARS = 2000
+
+
+def validate_query(query: str) -> str:
+    """Reject empty and oversized queries with a message that says the limit."""
+    query = query.strip()
+    if not query:
+        raise ValueError("the query is empty; ask a question, e.g. " + SAMPLE_QUESTION)
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(f"the query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    return query

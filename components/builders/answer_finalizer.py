@@ -1,0 +1,101 @@
+"""AnswerFinalizer: checks every citation against the evidence, writes the fallbacks, assembles the result.
+
+- citations that point at nothing in the evidence are flagged 〔未核实〕 and listed;
+- when the answer cites no article, the evidence it was written from is listed as 参考法条 (article citations inside
+  those quotes are checked too); when the evidence is
+  only partial, the top articles it did not quote are listed too (it says what it found);
+- the LLM failed → the retrieved articles are returned with a note that the model was unavailable, and the reason
+  in ``answer_error``;
+- situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``.
+
+Usage::
+
+    result = AnswerFinalizer().run(state=state, evidence=evidence, situation="sufficient", text=llm_text)["result"]
+    result["answer"], result["citations"], result["needs_human"], result["trace"]
+"""
+
+from typing import Any
+
+from haystack import Document, component
+
+from helpers.citations import verify_citations
+from helpers.loop_state import LoopState
+
+NO_ANSWER = (
+    "抱歉，知识库中没有找到足以回答这个问题的法律依据，我不想给出没有依据的答案。\n"
+    "{missing}建议：说明具体情形（涉及的主体、行为、时间、地点），或使用更正式的法律用语（例如“用人单位”“个人信息处理者”），"
+    "也可以指明相关法律名称后再问一次。如问题紧急，请咨询专业律师。"
+)
+LLM_DOWN = "语言模型暂时不可用（{error}），无法生成解答。以下是检索到的相关法条，供您参考：\n"
+
+
+def citation_of(doc: Document, verified: bool = True, mentions: list[str] | None = None) -> dict[str, Any]:
+    """A citation or evidence entry; ``mentions`` are the exact strings of the answer that cite ``doc``."""
+    if doc.meta.get("source") == "web":
+        return {"type": "web", "label": doc.meta.get("evidence_label"), "title": doc.meta.get("title"),
+                "url": doc.meta.get("url"), "text": doc.content, "key": doc.meta.get("key"), "verified": verified,
+                "mentions": mentions or []}
+    return {"type": "statute", "key": doc.meta.get("key"), "law": doc.meta.get("law"),
+            "article": doc.meta.get("article_no"), "text": doc.content, "url": None, "verified": verified,
+            "mentions": mentions or []}
+
+
+def article_label(doc: Document) -> str:
+    return f"《{doc.meta.get('law')}》{doc.meta.get('article_no')}"
+
+
+def list_articles(documents: list[Document], evidence: list[Document]) -> str:
+    """The local articles as a quoted list; article citations inside the quotes are checked like the model's own (a
+    text in the knowledge base that cites an article outside the evidence is flagged, not passed on as a source);
+    a law the quote merely names is the statute's own wording and stays unflagged."""
+    return "\n".join(f"- {article_label(d)}：{verify_citations((d.content or '')[:200], evidence, flag_law_names=False).text}"
+                     for d in documents if d.meta.get("source") != "web")
+
+
+@component
+class AnswerFinalizer:
+    """Builds the final ``result``: answer, citations, judge scores, ``needs_human`` and the trace."""
+
+    @component.output_types(result=dict)
+    def run(self, state: LoopState, evidence: list[Document], situation: str, text: str = "", error: str = "",
+            llm_calls: int = 0, seconds: float = 0.0) -> dict[str, Any]:
+        state.count("answer", llm_calls, seconds)
+        needs_human = situation in ("none", "partial")
+        mentions: dict[str, list[str]] = {}
+        answer_error = None
+        if situation == "none":
+            missing = f"还缺少：{state.missing}\n" if state.missing else ""
+            answer, cited, unverified = NO_ANSWER.format(missing=missing), [], []
+        elif error or not text.strip():
+            answer_error = error or "空回复"
+            answer = LLM_DOWN.format(error=answer_error) + list_articles(evidence, evidence)
+            cited, unverified, needs_human = [d for d in evidence if d.meta.get("source") != "web"], [], True
+        else:
+            check = verify_citations(text, evidence)
+            answer, cited, unverified, mentions = check.text, check.verified, check.unverified, check.mentions
+            local = [d for d in evidence if d.meta.get("source") != "web"][:3]
+            if not any(d.meta.get("source") != "web" for d in cited) and local:
+                answer += "\n\n参考法条：\n" + list_articles(local, evidence)
+                cited = local + cited
+            elif situation == "partial" and (found := [d for d in local if d not in cited]):
+                # insufficient evidence: say what was found, not only what the model chose to quote
+                answer += "\n\n检索到的其他相关法条：\n" + list_articles(found, evidence)
+                cited = cited + found
+        if state.web and state.web.get("status") != "ok" and state.web.get("message"):
+            answer += f"\n\n（说明：{state.web['message']}）"
+        last = state.rounds[-1]["evaluation"] if state.rounds else None
+        best = next((r["evaluation"] for r in state.rounds if r["round"] == state.best_round), last)
+        result = {
+            "answer": answer,
+            # by_model: the model wrote this citation; False for the article lists this stage appends
+            "citations": [{**citation_of(d, mentions=mentions.get(d.id) or [article_label(d)]), "by_model": d.id in mentions}
+                          for d in cited],
+            "unverified_citations": unverified,
+            "situation": situation,
+            "needs_human": needs_human,
+            "answer_error": answer_error,  # why the model wrote no answer (the articles are listed instead); None if it did
+            "scores": best,
+            "evidence": [citation_of(d) for d in evidence],
+            "trace": state.trace(),
+        }
+        return {"result": result}

@@ -1,0 +1,138 @@
+"""LLMRelevanceRanker: reranks the top passages by the LLM's probability that a passage helps answer the query.
+
+For each of the top ``top_n`` documents the LLM is asked one short yes/no question and answers with a single
+token; the score is P(是) / (P(是) + P(否)) from the returned ``logprobs`` (or 1/0 from the text when a server
+returns none). Works with the embedded llama.cpp server and DeepSeek alike (both return logprobs).
+
+Usage::
+
+    from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
+    ranker = LLMRelevanceRanker(top_n=10)      # LLM from llm_access.factory unless a chat_generator is given
+    ranker.warm_up()
+    docs = ranker.run(query="公司收集个人信息需要同意吗", documents=fused_docs)["documents"]
+"""
+
+import logging as stdlib_logging
+import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack.components.generators.chat import OpenAIChatGenerator
+from haystack.core.serialization import component_from_dict, component_to_dict
+from haystack.dataclasses import ChatMessage
+from openai import OpenAIError
+
+logger = logging.getLogger(__name__)
+
+SYSTEM = "你是法律检索的相关性评估员。判断给出的法条能否帮助回答用户的问题，只回答“是”或“否”。"
+USER = "问题：{query}\n\n法条：{citation}\n{text}\n\n这条法条能帮助回答上面的问题吗？只回答“是”或“否”。"
+GENERATION_KWARGS = {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 10}
+# The generator warns on every reply cut at max_tokens; here one token is the point, so that warning is dropped,
+# but only for the calls this ranker makes from the current thread.
+GENERATOR_LOGGER = "haystack.components.generators.chat.openai"
+_scoring = threading.local()
+
+
+class _ExpectedTruncation(stdlib_logging.Filter):
+    def filter(self, record: stdlib_logging.LogRecord) -> bool:
+        return not (getattr(_scoring, "active", False) and getattr(record, "finish_reason", None) == "length")
+
+
+def _silence_expected_truncation() -> None:
+    target = stdlib_logging.getLogger(GENERATOR_LOGGER)
+    if not any(isinstance(f, _ExpectedTruncation) for f in target.filters):
+        target.addFilter(_ExpectedTruncation())
+
+
+def yes_probability(reply: ChatMessage) -> float:
+    """P(是) normalised against P(否) from the first token's top logprobs; the text decides without them."""
+    content = (reply.meta.get("logprobs") or {}).get("content") or []
+    if content:
+        yes = no = 0.0
+        for candidate in content[0].get("top_logprobs") or []:
+            token = candidate.get("token", "").strip()
+            if token.startswith("是"):
+                yes += math.exp(candidate["logprob"])
+            elif token.startswith(("否", "不")):
+                no += math.exp(candidate["logprob"])
+        if yes + no > 0:
+            return yes / (yes + no)
+    return 1.0 if (reply.text or "").strip().startswith("是") else 0.0
+
+
+@component
+class LLMRelevanceRanker:
+    """Reorders the first ``top_n`` documents by LLM relevance; the rest keep their order behind them.
+
+    :param chat_generator: the LLM; ``None`` = the project's LLM factory (`llm_access.factory`) at warm-up.
+    :param top_n: how many of the incoming documents are scored (one LLM call each).
+    :param max_chars: characters of each passage shown to the LLM.
+    :param max_workers: concurrent LLM calls (a local llama.cpp server serves them one by one anyway).
+    """
+
+    def __init__(
+        self,
+        chat_generator: OpenAIChatGenerator | None = None,
+        top_n: int = 10,
+        max_chars: int = 400,
+        max_workers: int = 4,
+    ) -> None:
+        if top_n < 1:
+            raise ValueError(f"top_n must be >= 1, got {top_n}")
+        self.chat_generator = chat_generator
+        self.top_n = top_n
+        self.max_chars = max_chars
+        self.max_workers = max_workers
+        _silence_expected_truncation()
+
+    def warm_up(self) -> None:
+        if self.chat_generator is None:
+            from llm_access.factory import make_chat_generator
+
+            self.chat_generator = make_chat_generator()
+        self.chat_generator.warm_up()
+
+    def to_dict(self) -> dict[str, Any]:
+        generator = component_to_dict(self.chat_generator, "chat_generator") if self.chat_generator else None
+        return default_to_dict(self, chat_generator=generator, top_n=self.top_n, max_chars=self.max_chars,
+                               max_workers=self.max_workers)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "LLMRelevanceRanker":
+        params = data["init_parameters"]
+        if params.get("chat_generator"):
+            params["chat_generator"] = component_from_dict(OpenAIChatGenerator, params["chat_generator"],
+                                                           "chat_generator")
+        return default_from_dict(cls, data)
+
+    def _score(self, query: str, doc: Document) -> float:
+        citation = f"《{doc.meta.get('law', '')}》{doc.meta.get('article_no', '')}"
+        messages = [
+            ChatMessage.from_system(SYSTEM),
+            ChatMessage.from_user(USER.format(query=query, citation=citation, text=(doc.content or "")[: self.max_chars])),
+        ]
+        assert self.chat_generator is not None, "call warm_up() first"
+        _scoring.active = True
+        try:
+            reply = self.chat_generator.run(messages=messages, generation_kwargs=GENERATION_KWARGS)["replies"][0]
+        except (OpenAIError, ValueError, IndexError) as error:  # a failure must not lose the evidence
+            logger.warning("LLM relevance scoring failed, keeping retrieval order: {error}", error=str(error))
+            return -1.0
+        finally:
+            _scoring.active = False
+        return yes_probability(reply)
+
+    @component.output_types(documents=list[Document])
+    def run(self, query: str, documents: list[Document], top_n: int | None = None) -> dict[str, list[Document]]:
+        """Score the head of ``documents``; ties and failed calls keep the incoming order."""
+        if self.chat_generator is None:
+            self.warm_up()
+        head, tail = documents[: top_n or self.top_n], documents[top_n or self.top_n :]
+        with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+            scores = list(pool.map(lambda d: self._score(query, d), head))
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        ranked = [replace(head[i], meta={**head[i].meta, "llm_relevance": scores[i]}) for i in order]
+        return {"documents": ranked + tail}

@@ -1,0 +1,91 @@
+"""CitationLookup: answers exact citations (“个人信息保护法第十三条”, “民法典1032条”, “第13条”) by metadata lookup.
+
+Usage::
+
+    from components.retrievers.citation_lookup import CitationLookup
+    lookup = CitationLookup(document_store=store)
+    rankings = lookup.run(queries=["民法典第1032条是怎么规定的"])["rankings"]
+    rankings[0].documents[0].meta["key"]   # '中华人民共和国民法典第一千零三十二条'
+"""
+
+import re
+from typing import Any
+
+from haystack import Document, component, default_to_dict
+from haystack.utils.filters import document_matches_filter
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+from document_store.collection_mirror import mirror_for
+from document_store.qdrant_store import from_dict_sharing_store
+from helpers.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
+from helpers.ranking import Ranking
+
+PREFIX = "中华人民共和国"
+_NUM = rf"(\d+|[{CN_NUMERAL_CHARS}]+)"
+CITATION_RE = re.compile(
+    rf"(?:《?([\u4e00-\u9fff（）()]{{1,40}}?(?:法典|法|条例|规定|决定|解释))》?)?\s*第?\s*{_NUM}\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?"
+)
+
+
+def article_no(number: str, suffix: str | None = None) -> str:
+    """Normalise an article number to the corpus form: ``13`` → ``第十三条``, with ``之一`` kept."""
+    text = f"第{int_to_cn(cn_to_int(number))}条"
+    return f"{text}之{suffix}" if suffix else text
+
+
+@component
+class CitationLookup:
+    """Finds the articles a query cites explicitly; a citation without a law name resolves only when the
+    knowledge base (or the ``law`` filter) leaves a single law.
+
+    :param document_store: the store written by the indexing pipeline.
+    """
+
+    def __init__(self, document_store: QdrantDocumentStore) -> None:
+        self.document_store = document_store
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, document_store=self.document_store.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CitationLookup":
+        return from_dict_sharing_store(cls, data)
+
+    def _resolve_law(self, mention: str | None, laws: list[str], filters: dict[str, Any] | None) -> str | None:
+        if mention:
+            # The regex may swallow leading words ("根据个人信息保护法"): try ever shorter suffixes.
+            for start in range(len(mention)):
+                name = mention[start:]
+                for candidate in (name, PREFIX + name):
+                    if candidate in laws:
+                        return candidate
+            return None
+        if filters and filters.get("field") == "meta.law" and filters.get("operator") == "==":
+            return str(filters["value"])
+        return laws[0] if len(laws) == 1 else None
+
+    def find(self, query: str, filters: dict[str, Any] | None = None) -> list[Document]:
+        """The cited articles present in the knowledge base, in the order they are cited."""
+        mirror = mirror_for(self.document_store)
+        laws = mirror.laws()
+        found: list[Document] = []
+        previous: str | None = None  # “民法典第5条和第6条”: the second citation inherits the law
+        for match in CITATION_RE.finditer(query):
+            law = self._resolve_law(match.group(1), laws, filters) if match.group(1) or not previous else previous
+            previous = law or previous
+            if law is None:
+                continue
+            try:
+                key = law + article_no(match.group(2), match.group(3))
+            except ValueError:
+                continue
+            doc = mirror.by_key.get(key)
+            if doc is not None and doc not in found and (not filters or document_matches_filter(filters, doc)):
+                found.append(doc)  # an explicitly cited article outside the filter is not evidence either
+        return found
+
+    @component.output_types(rankings=list[Ranking], documents=list[Document])
+    def run(self, queries: list[str], filters: dict[str, Any] | None = None) -> dict[str, Any]:
+        """:returns: one ``citation`` ranking per query (empty when it cites nothing) and the first one's docs."""
+        rankings = [Ranking("citation", q, self.find(q, filters)) for q in queries]
+        return {"rankings": rankings, "documents": rankings[0].documents if rankings else []}

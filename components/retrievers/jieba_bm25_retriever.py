@@ -1,0 +1,107 @@
+"""JiebaBM25Retriever: BM25 keyword recall with jieba segmentation over the Qdrant-stored term statistics.
+
+Usage::
+
+    from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
+
+    retriever = JiebaBM25Retriever(document_store=store, top_k=10)
+    result = retriever.run(queries=["公司收集个人信息需要同意吗"])
+    for doc in result["documents"]:
+        print(doc.meta["key"], doc.score)
+"""
+
+
+from dataclasses import replace
+from typing import Any
+
+from haystack import Document, component, default_to_dict
+from haystack.utils.filters import document_matches_filter
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+from document_store.collection_mirror import mirror_for
+from document_store.qdrant_store import from_dict_sharing_store
+from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
+from helpers.ranking import Ranking
+
+
+@component
+class JiebaBM25Retriever:
+    """Scores documents with Lucene BM25 over jieba terms; one ranking per query.
+
+    The term frequencies are written by `JiebaBM25DocumentEncoder` at indexing time (Qdrant sparse vectors);
+    this retriever loads them once into an in-memory matrix (no per-query rebuild, reloaded when the
+    collection changes). Query and documents must use the same jieba ``mode`` and ``user_dict``.
+
+    :param document_store: the `QdrantDocumentStore` written by the indexing pipeline.
+    :param top_k: documents per query.
+    :param k1: term-frequency saturation (Lucene default 1.2; higher = repeated terms count more).
+    :param b: length normalisation in [0, 1] (0 = none, 1 = full).
+    :param mode: jieba mode, ``search`` or ``accurate``.
+    :param user_dict: jieba user dictionary path; ``None`` = the bundled legal terms.
+    :param stopwords: stopword list path; ``None`` = the bundled list, ``""`` = none.
+    :param char_ngrams: character n-gram sizes indexed besides the words (default unigrams and bigrams;
+        ``[]`` = words only; must match the document encoder's).
+    :param filters: Haystack metadata filters applied to every query (overridable in `run`).
+    """
+
+    def __init__(
+        self,
+        document_store: QdrantDocumentStore,
+        top_k: int = 10,
+        k1: float = 1.2,
+        b: float = 0.75,
+        mode: str = "search",
+        user_dict: str | None = None,
+        stopwords: str | None = None,
+        char_ngrams: list[int] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> None:
+        if top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        self.document_store = document_store
+        self.top_k = top_k
+        self.k1 = k1
+        self.b = b
+        self.mode = mode
+        self.user_dict = user_dict
+        self.stopwords = stopwords
+        self.char_ngrams = list(DEFAULT_CHAR_NGRAMS) if char_ngrams is None else list(char_ngrams)
+        self.filters = filters
+        self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords,
+                                         char_ngrams=self.char_ngrams)
+
+    def warm_up(self) -> None:
+        """Load the BM25 matrix now rather than on the first query."""
+        mirror_for(self.document_store).refresh()
+
+    def to_dict(self) -> dict[str, Any]:
+        init = {k: getattr(self, k) for k in ("top_k", "k1", "b", "mode", "user_dict", "stopwords", "char_ngrams",
+                                                  "filters")}
+        return default_to_dict(self, document_store=self.document_store.to_dict(), **init)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "JiebaBM25Retriever":
+        return from_dict_sharing_store(cls, data)
+
+    def tokenize(self, text: str) -> list[str]:
+        return self._tokenizer.tokenize(text)
+
+    @component.output_types(documents=list[Document], rankings=list[Ranking])
+    def run(
+        self, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Retrieve for each query.
+
+        :returns: ``documents`` (the first query's ranking, scores set) and ``rankings`` (one per query).
+        """
+        top_k = top_k or self.top_k
+        active = filters if filters is not None else self.filters
+        accept = (lambda doc: document_matches_filter(active, doc)) if active else None
+        mirror = mirror_for(self.document_store)
+        rankings = []
+        for query in queries:
+            hits = mirror.bm25(self.tokenize(query), top_k, self.k1, self.b, accept)
+            rankings.append(Ranking("bm25", query, [replace(doc, score=score) for doc, score in hits]))
+        return {"documents": rankings[0].documents if rankings else [], "rankings": rankings}

@@ -1,0 +1,258 @@
+"""The request-facing layer behind the Hayhooks wrappers: validation with 4xx errors, modes, knowledge bases,
+multi-turn chat (follow-ups rewritten into standalone questions) and streaming with a final result event.
+
+Usage::
+
+    api = ChatAPI()
+    api.ask(query="公司收集我的个人信息需要我同意吗", mode="rag")
+    for piece in api.chat([{"role": "user", "content": "…"}], {"stream": True}): ...
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import HTTPException
+from hayhooks.events import PipelineEvent
+from haystack import Document, logging
+from haystack.core.errors import PipelineRuntimeError
+from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.utils.filters import FilterError, document_matches_filter
+
+from application.service import RAGService, UnknownKnowledgeBaseError, get_service
+from application.validation import MAX_QUERY_CHARS, validate_query
+from document_store.qdrant_store import StoreLockedError
+from document_store.statute_db import UnknownLawError
+from document_store.text_files import FileLoadError
+from helpers.citations import UNVERIFIED_MARK
+from llm_access.call_policy import LLMComponent
+
+logger = logging.getLogger(__name__)
+
+MODES = ("agentic", "rag", "agent", "retrieve")
+CHAT_MODES = ("agentic", "rag", "agent")  # a chat reply needs an answer: "retrieve" is for /agentic_rag/run
+MAX_TOP_K = 50
+CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+FOLLOW_UP_RE = re.compile(r"^(那|那么|这|这个|那个|它|其|如果|要是|还有|另外|违反|第.{1,8}条)|呢[？?]?$")
+CONDENSE_SYSTEM = (
+    "根据对话历史，把用户最后的问题改写成一个不依赖上下文、完整独立的中文问题（补全省略的法律名称、主体和事项）。"
+    "只输出改写后的问题。"
+)
+CLIENT_ERRORS = (ValueError, UnknownLawError, FileLoadError, UnknownKnowledgeBaseError, FilterError)
+
+
+def bad_request(message: str, status: int = 400) -> HTTPException:
+    return HTTPException(status_code=status, detail=message)
+
+
+@contextmanager
+def http_errors() -> Iterator[None]:
+    """Maps what the service raises to HTTP errors: bad input 400, unknown knowledge base 404, locked store 503,
+    a pipeline failure a 500 that names the stage (details in the server log, none to the client)."""
+    try:
+        yield
+    except UnknownKnowledgeBaseError as error:
+        raise bad_request(str(error), 404) from error
+    except StoreLockedError as error:
+        raise bad_request(str(error), 503) from error
+    except CLIENT_ERRORS as error:
+        raise bad_request(str(error)) from error
+    except PipelineRuntimeError as error:
+        if isinstance(error.__cause__, FilterError):
+            raise bad_request(f"invalid filters: {error.__cause__}") from error
+        logger.exception("pipeline failed in component {component}", component=error.component_name)
+        raise bad_request(f"内部错误（{error.component_name}），请稍后重试；详情见服务器日志", 500) from error
+
+
+def validate_filters(filters: Any) -> dict[str, Any] | None:
+    if filters in (None, {}):
+        return None
+    if not isinstance(filters, dict) or not ({"field", "operator"} <= filters.keys() or
+                                             {"operator", "conditions"} <= filters.keys()):
+        raise bad_request("filters must be a Haystack filter: {field, operator, value} or {operator, conditions}")
+    try:  # a dry run finds unknown operators and malformed conditions before any retriever does
+        document_matches_filter(filters, Document(content=""))
+    except (FilterError, TypeError, AttributeError, KeyError) as error:
+        raise bad_request(f"invalid filters: {error}") from error
+    return filters
+
+
+def normalise_messages(messages: Any) -> list[dict[str, str]]:
+    """OpenAI chat messages as {role, content} with text content (content parts joined); anything else is a 400."""
+    if not isinstance(messages, list):
+        raise bad_request("messages must be a list of {role, content} objects")
+    out = []
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):  # [{"type": "text", "text": "..."}]
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+        if role not in ("system", "user", "assistant", "tool") or not isinstance(content, str | None):
+            raise bad_request(f"messages[{i}] must have a role (system/user/assistant/tool) and text content")
+        out.append({"role": role, "content": content or ""})
+    return out
+
+
+class Condenser(LLMComponent):
+    """Rewrites a follow-up (“那第十四条呢？”) into a standalone question using the conversation history."""
+
+    def condense(self, history: list[dict[str, str]], question: str) -> tuple[str, dict[str, Any]]:
+        users = [m["content"] for m in history if m.get("role") == "user"]
+        if not users or not FOLLOW_UP_RE.search(question.strip()):
+            return question, {"condensed": False}
+        transcript = "\n".join(f"{m['role']}: {str(m.get('content', ''))[:500]}" for m in history[-6:])
+        call = self.chat([ChatMessage.from_system(CONDENSE_SYSTEM),
+                          ChatMessage.from_user(f"对话历史：\n{transcript}\n\n最后的问题：{question}")],
+                         {"temperature": 0, "max_tokens": 120})
+        standalone = (call.text or "").strip().splitlines()[0].strip() if call.text else ""
+        usable = len(CJK_RE.findall(standalone)) >= 2 and len(standalone) <= 4 * len(question) + 200
+        if call.error or not usable:  # fall back to keeping the previous question's topic
+            standalone = f"{users[-1]}；{question}"
+        return standalone[:MAX_QUERY_CHARS], {"condensed": True, "from": question, "standalone": standalone,
+                                              "by": "llm" if usable and not call.error else "rule"}
+
+
+class ChatAPI:
+    """Shared by every wrapper; all state lives in the process-wide service."""
+
+    def __init__(self, service: RAGService | None = None) -> None:
+        self.service = service or get_service()
+        self.condenser = Condenser(role="light")
+
+    def warm_up(self) -> None:
+        """Open the default knowledge base and load its models now (skipped while it does not exist yet)."""
+        try:
+            self.service.rag()
+            self.condenser.warm_up()
+        except UnknownKnowledgeBaseError:
+            logger.warning("default knowledge base not indexed yet; run `python -m pipelines index`")
+
+    @staticmethod
+    def _checked(query: Any, mode: Any, top_k: Any, filters: Any) -> tuple[str, int, dict[str, Any] | None]:
+        if not isinstance(query, str):
+            raise ValueError("query must be a string")  # noqa: TRY004 - a client error: HTTP 400
+        query = validate_query(query)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if isinstance(top_k, bool) or not isinstance(top_k, int | str) or not str(top_k).strip().isdigit() \
+                or not 1 <= int(top_k) <= MAX_TOP_K:
+            raise ValueError(f"top_k must be an integer between 1 and {MAX_TOP_K}, got {top_k!r}")
+        return query, int(top_k), validate_filters(filters)
+
+    def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
+            knowledge_base: str | None = None, streaming_callback: Any = None,
+            on_step: Any = None) -> dict[str, Any]:
+        with http_errors():
+            query, top_k, filters = self._checked(query, mode, top_k, filters)
+            if mode == "retrieve":
+                return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k)
+            if mode == "agent":
+                result = self.service.agent(knowledge_base).ask(query)
+                result["knowledge_base"] = knowledge_base or self.service.settings.collection
+                return result
+            return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
+                                    top_k=top_k, streaming_callback=streaming_callback, on_step=on_step)
+
+    def _chat_request(self, messages: list[dict], body: dict) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        history = normalise_messages(messages)
+        if not any(m["role"] == "user" and m["content"].strip() for m in history):
+            raise bad_request("the chat request has no user message")
+        last = max(i for i, m in enumerate(history) if m["role"] == "user")
+        options = {"mode": body.get("mode", "agentic"), "knowledge_base": body.get("knowledge_base"),
+                   "top_k": body.get("top_k", 10), "filters": body.get("filters")}
+        with http_errors():  # bad input and an unknown knowledge base are HTTP errors before any streaming starts
+            if options["mode"] not in CHAT_MODES:
+                raise ValueError(f"chat mode must be one of {CHAT_MODES}, got {options['mode']!r}")
+            self._checked(history[last]["content"], options["mode"], options["top_k"], options["filters"])
+            if options["knowledge_base"] is not None and not isinstance(options["knowledge_base"], str):
+                raise ValueError("knowledge_base must be a string")
+            self.service.rag(options["knowledge_base"])
+        standalone, info = self.condenser.condense(history[:last], history[last]["content"])
+        return standalone, info, options
+
+    def chat(self, messages: list[dict], body: dict) -> str | Generator[Any, None, None]:
+        query, condensed, options = self._chat_request(messages, body)
+        if not body.get("stream"):
+            result = self.ask(query, **options)
+            result["trace"]["condensed"] = condensed
+            return result["answer"]
+        return self._stream(query, condensed, options)
+
+    def _stream(self, query: str, condensed: dict, options: dict) -> Generator[Any, None, None]:
+        pieces: queue.Queue[Any] = queue.Queue()
+        done = object()
+        outcome: dict[str, Any] = {}
+
+        def on_chunk(chunk: StreamingChunk) -> None:
+            if chunk.content:
+                pieces.put(chunk.content)
+
+        def on_step(event: dict[str, Any]) -> None:
+            pieces.put(PipelineEvent(type="rag_step", data=event))
+
+        def work() -> None:
+            try:
+                step = on_step if options["mode"] in ("agentic", "rag") else None
+                outcome["result"] = self.ask(query, streaming_callback=on_chunk, on_step=step, **options)
+            except HTTPException as error:
+                outcome["error"] = str(error.detail)
+            except Exception as error:  # noqa: BLE001 - reported to the client, never kills the worker
+                logger.error("chat stream failed: {error}", error=str(error))
+                outcome["error"] = "服务器内部错误，请稍后重试"
+            pieces.put(done)
+
+        threading.Thread(target=work, daemon=True).start()
+        streamed = ""
+        if condensed.get("condensed"):
+            yield PipelineEvent(type="rag_step", data={"stage": "condense", **condensed})
+        while (piece := pieces.get()) is not done:
+            if isinstance(piece, str):
+                streamed += piece
+            yield piece
+        if "error" in outcome:
+            yield f"\n错误：{outcome['error']}"
+            yield PipelineEvent(type="rag_error", data={"message": outcome["error"]})
+            return
+        result = outcome["result"]
+        answer = result["answer"]
+        if tail := self.unsent_part(streamed, answer, result.get("unverified_citations", [])):
+            yield tail
+        result["trace"]["condensed"] = condensed
+        yield PipelineEvent(type="rag_result", data={
+            "answer": answer, "citations": result["citations"], "unverified_citations": result.get(
+                "unverified_citations", []), "needs_human": result.get("needs_human", False),
+            "answer_error": result.get("answer_error"), "situation": result.get("situation"), "mode": options["mode"],
+            "scores": result.get("scores"), "trace": result["trace"]})
+
+    @staticmethod
+    def unsent_part(streamed: str, answer: str, unverified: list[str]) -> str:
+        """What a plain OpenAI client still needs after the streamed text to hold the checked answer: the rest of
+        it, and the citations that failed verification (their marks were added after the text streamed)."""
+        if answer.startswith(streamed):
+            return answer[len(streamed):]
+        plain = answer.replace(UNVERIFIED_MARK, "")
+        note = f"\n\n〔未核实的引用：{'、'.join(unverified)}〕" if unverified else ""
+        if plain.startswith(streamed):
+            return plain[len(streamed):] + note
+        return f"\n\n——核对后的回答——\n{answer}"
+
+    def index(self, knowledge_base: str, laws: list[str] | None, files: list[tuple[str, bytes]]) -> dict[str, Any]:
+        with http_errors():
+            results = self.service.index(knowledge_base, laws=laws, files=files)
+        return {"knowledge_base": knowledge_base, "results": results}
+
+    def manage(self, action: str, name: str | None) -> dict[str, Any]:
+        with http_errors():
+            if action == "list":
+                return {"knowledge_bases": self.service.knowledge_bases(), "default": self.service.settings.collection}
+            if action == "delete":
+                if not name:
+                    raise ValueError("name is required to delete a knowledge base")
+                self.service.delete(name)
+                return {"deleted": name}
+            raise ValueError(f"action must be 'list' or 'delete', got {action!r}")

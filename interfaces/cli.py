@@ -1,0 +1,288 @@
+"""Command line: ``python -m pipelines {setup,train,index,search,ask,stats,laws,export-yaml,demo}``.
+
+Usage::
+
+    python -m pipelines index --laws 个人信息保护法 民法典
+    python -m pipelines search "公司收集我的个人信息需要我同意吗" --mode hybrid --top-k 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # no network here; never phone home
+
+from application.validation import SAMPLE_QUESTION, validate_query
+from config.settings import Settings
+from document_store.qdrant_store import StoreLockedError, open_document_store
+from document_store.source_manifest import SourceManifest
+from document_store.statute_db import StatuteDB, UnknownLawError
+from document_store.text_files import FileLoadError
+from llm_access.embedded_server import LLMServerError
+
+EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, LLMServerError, ValueError)
+
+
+def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
+    from provisioning.provision import provision
+
+    for line in provision(settings, llm=not args.no_llm, train=not args.no_train):
+        print(line)
+
+
+def cmd_train(args: argparse.Namespace, settings: Settings) -> None:
+    from provisioning.train import train_models
+
+    result = train_models(settings, pairs=args.pairs, collection=args.collection, progress=not args.quiet)
+    how = "reused from cache" if result.reused else "trained"
+    if result.embedder:
+        print(f"adapted embedder {how}: {result.embedder} (linked at {settings.adapted_embedding_model}; "
+              "knowledge bases are re-embedded by the next `index` run)")
+    print(f"relevance evaluator {how}: {result.model}")
+    print(f"EVALUATOR_MODEL {settings.evaluator_model} -> {result.model}")
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.indexing import Indexer, file_sources, law_sources
+
+    laws = args.laws if args.laws is not None else ([] if args.files else list(settings.default_laws))
+    sources = (law_sources(laws) if laws else []) + file_sources(args.files or [])
+    store = open_document_store(settings, args.collection)
+    try:
+        started = time.perf_counter()
+        results = Indexer(store, settings).index(sources, progress=not args.quiet)
+        for result in results:
+            print(f"{result.action:9s} {result.count:6d}  {result.source}")
+        print(f"{store.count_documents()} documents in '{store.index}' ({time.perf_counter() - started:.1f} s)")
+    finally:
+        store.close()
+
+
+def _warn_incomplete(manifest: SourceManifest, settings: Settings) -> None:
+    """Warn about sources a query would not see correctly: interrupted ones and ones embedded by another model."""
+    from pipelines.embedders import embedding_fingerprint
+
+    for record in manifest.incomplete():
+        print(f"warning: {record.source} was interrupted during indexing; results may be incomplete. "
+              "Re-run `python -m pipelines index` to finish it.", file=sys.stderr)
+    if stale := manifest.other_embeddings(embedding_fingerprint(settings)):
+        print(f"warning: {len(stale)} source(s) were embedded with another embedding model or settings (dense "
+              "vectors or BM25 terms) than the current ones, so retrieval on them is unreliable. Re-run "
+              "`python -m pipelines index` with the same sources to re-embed them.", file=sys.stderr)
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.retrieval import build_retrieval_pipeline, retrieve
+
+    query = validate_query(args.query)
+    if not 1 <= args.top_k <= 100:
+        raise ValueError(f"--top-k must be between 1 and 100, got {args.top_k}")
+    store = open_document_store(settings, args.collection)
+    try:
+        if store.count_documents() == 0:
+            raise ValueError(f"the knowledge base '{store.index}' is empty; run `python -m pipelines index` first")
+        _warn_incomplete(SourceManifest(store), settings)
+        pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
+        pipeline.warm_up()
+        started = time.perf_counter()
+        docs = retrieve(pipeline, [query], top_k=args.top_k)
+        print(f"{len(docs)} results for {query!r} ({args.mode}, {1000 * (time.perf_counter() - started):.0f} ms)")
+        for rank, doc in enumerate(docs, start=1):
+            paths = ",".join(doc.meta.get("retrieval", {}).get("paths", []))
+            text = (doc.content or "").replace("\n", " ")
+            print(f"{rank:2d}. {doc.score:.4f} [{paths}] {doc.meta.get('key')}\n    {text[:120]}")
+    finally:
+        store.close()
+
+
+def print_result(result: dict) -> None:
+    """Answer, citations and a compact trace for a terminal."""
+    print(result["answer"])
+    if result["citations"]:
+        print("\n引用：")
+        for c in result["citations"]:
+            where = c["url"] if c["type"] == "web" else f"{c['law']}{c['article']}"
+            print(f"  - {where}")
+    if result["unverified_citations"]:
+        print("未核实的引用：" + "、".join(result["unverified_citations"]))
+    trace = result["trace"]
+    print(f"\n[trace] mode={result['mode']} route={trace['route'].get('route')} situation={result['situation']} "
+          f"needs_human={result['needs_human']}")
+    for entry in trace["rounds"]:
+        evaluation = entry["evaluation"]
+        top = ", ".join(r["key"] for r in entry["retrieved"][:3])
+        verdict = (f"evaluator P={evaluation['probability']:.2f} (pass at {evaluation['threshold']:.2f})"
+                   if evaluation.get("probability") is not None else f"judge {evaluation['total']:.0f}/40")
+        print(f"  round {entry['round']}: {len(entry['queries'])} queries ({entry['rewrite']['status']}), "
+              f"{verdict} → {entry['decision']}; top: {top}")
+        if evaluation.get("error"):
+            print(f"    judge error: {evaluation['error']}")
+    if trace.get("web"):
+        print(f"  web search: {trace['web']['status']} {trace['web'].get('message', '')}")
+    print(f"  LLM calls: {trace['llm_calls_total']} {trace['llm_calls']}; {trace.get('total_seconds', 0):.1f} s")
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
+    from application.rag import AgenticRAG
+
+    query = validate_query(args.query)
+    if args.pipeline:
+        result = _ask_yaml(Path(args.pipeline), query)
+    else:
+        rag = AgenticRAG.from_settings(settings, args.collection)
+        try:
+            if rag.store.count_documents() == 0:
+                raise ValueError(f"the knowledge base '{rag.store.index}' is empty; run `python -m pipelines index` "
+                                 "first")
+            _warn_incomplete(SourceManifest(rag.store), settings)
+            result = rag.ask(query, mode=args.mode)
+        finally:
+            rag.close()
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+    else:
+        print_result(result)
+
+
+def _ask_yaml(path: Path, query: str) -> dict:
+    from application.rag import answer_with
+    from pipelines.yaml_export import load_query_pipeline
+
+    pipeline, mode = load_query_pipeline(path)
+    try:
+        return answer_with(pipeline, mode, query)
+    finally:
+        for name in ("bm25", "dense"):
+            store = getattr(pipeline.get_component(name), "document_store", None)
+            if store is not None:
+                store.close()
+
+
+def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.yaml_export import export_yaml
+
+    for path in export_yaml():
+        print(f"wrote {path}")
+
+
+def serve_command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of the server (Hayhooks app + web UI, `interfaces/server_app.py`)."""
+    root = Path(__file__).resolve().parent.parent
+    from pipelines.yaml_export import ALLOWLIST_ENV
+
+    env = {**os.environ, **ALLOWLIST_ENV,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    return [sys.executable, "-m", "interfaces.server_app", "--host", host, "--port", str(port)], env
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
+    """Run the Hayhooks server in the foreground (Ctrl-C stops it and the embedded LLM)."""
+    import subprocess
+
+    command, env = serve_command(args.host, args.port)
+    print(f"serving on http://{args.host}:{args.port}  (web UI: /ui/, OpenAI-compatible: /v1/chat/completions, "
+          "model agentic_rag)")
+    process = subprocess.Popen(command, env=env, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
+    store = open_document_store(settings, args.collection)
+    try:
+        manifest = SourceManifest(store)
+        records = manifest.all()
+        where = settings.qdrant_url or str(settings.qdrant_path)
+        print(f"knowledge base '{store.index}' at {where}: {store.count_documents()} documents, {len(records)} sources")
+        for record in records:
+            print(f"  {record.status:9s} {record.count:6d}  {record.source}")
+        _warn_incomplete(manifest, settings)
+    finally:
+        store.close()
+
+
+def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
+    for name, count in StatuteDB().law_counts().items():
+        print(f"{count:6d}  {name}")
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
+    """The main job: set up, index the default laws, answer a question with the agentic pipeline."""
+    parser = build_parser()  # the sub-commands' own defaults, so these calls cannot drift from the CLI
+    cmd_setup(parser.parse_args(["setup"]), settings)
+    # setup may have installed the adapted embedder: the knowledge base is (re-)embedded and searched with it
+    settings = dataclasses.replace(settings, embedding_model=Settings.from_env().embedding_model)
+    cmd_index(parser.parse_args(["index"]), settings)
+    print(f"\n问题：{args.query}\n")
+    cmd_ask(parser.parse_args(["ask", args.query, "--mode", "agentic"]), settings)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pipelines", description="Agentic RAG over Chinese statutes")
+    sub = parser.add_subparsers(dest="command", required=True)
+    setup = sub.add_parser("setup", help="build the offline models (idempotent)")
+    setup.add_argument("--no-llm", action="store_true", help="no LLM")
+    setup.add_argument("--no-train", action="store_true", help="do not train the embedder and the relevance evaluator")
+    train = sub.add_parser("train", help="train the adapted embedder and the relevance evaluator (default: the bundled STARD pairs)")
+    train.add_argument("--pairs", help='JSON lines {"query": ..., "gold": [article keys]} (default: STARD train)')
+    train.add_argument("--collection", help="the indexed knowledge base the gold keys name (default: all statutes)")
+    train.add_argument("--quiet", action="store_true", help="no progress output")
+    index = sub.add_parser("index", help="index laws from the statute database and/or .txt/.md files")
+    index.add_argument("--laws", nargs="*", help="law names (short names work; 'all' = every current law)")
+    index.add_argument("--files", nargs="*", help=".txt/.md files")
+    index.add_argument("--collection", help="knowledge base (Qdrant collection) name")
+    index.add_argument("--quiet", action="store_true", help="no progress bar")
+    search = sub.add_parser("search", help="retrieve articles for a query")
+    search.add_argument("query")
+    search.add_argument("--mode", choices=["bm25", "dense", "hybrid"], default="hybrid")
+    search.add_argument("--top-k", type=int, default=10)
+    search.add_argument("--collection")
+    stats = sub.add_parser("stats", help="what the knowledge base holds")
+    stats.add_argument("--collection")
+    ask = sub.add_parser("ask", help="answer a question with citations (agentic loop or plain RAG)")
+    ask.add_argument("query")
+    ask.add_argument("--mode", choices=["agentic", "rag"], default="agentic")
+    ask.add_argument("--json", action="store_true", help="the whole result, trace included, as JSON")
+    ask.add_argument("--collection")
+    ask.add_argument("--pipeline", help="run a query pipeline YAML instead (e.g. yaml_pipelines/agentic.yaml)")
+    sub.add_parser("laws", help="list the laws of the statute database")
+    sub.add_parser("export-yaml", help="regenerate yaml_pipelines/ from the builders")
+    serve = sub.add_parser("serve", help="serve the REST and OpenAI-compatible API (Hayhooks)")
+    serve.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
+    demo = sub.add_parser("demo", help="setup + index the default laws + answer a sample question")
+    demo.add_argument("query", nargs="?", default=SAMPLE_QUESTION)
+    return parser
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
+    "setup": cmd_setup, "train": cmd_train, "index": cmd_index, "search": cmd_search, "stats": cmd_stats,
+    "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
+    "serve": cmd_serve,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        COMMANDS[args.command](args, Settings.from_env())
+    except EXPECTED_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; re-run the same command to finish", file=sys.stderr)
+        return 130
+    return 0

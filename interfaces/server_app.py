@@ -1,0 +1,202 @@
+"""The HTTP server: Hayhooks' app with this project's deployments (``serving/``), the web UI at ``/ui/``,
+bearer authentication when ``API_KEY`` is set, and a request-body limit.
+
+Every API route is Hayhooks' (``/status``, ``/{deployment}/run``, ``/v1/chat/completions``); the UI is static files
+that call those same routes. With ``API_KEY`` set, every route except ``/status`` and the static UI files (code, no
+data; the page asks for the key and sends it) needs ``Authorization: Bearer <key>``.
+
+Usage::
+
+    python -m pipelines serve                      # 127.0.0.1:1416, see `serve --help`
+    python -m interfaces.server_app --port 8000     # the same, without the CLI
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import os
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+ROOT = Path(__file__).resolve().parent.parent
+UI_DIR = ROOT / "ui"
+DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
+PUBLIC_PATHS = ("/status", "/ui/", "/favicon.ico")
+# Hayhooks routes this server does not offer: runtime deployment (a client could upload and run Python or YAML),
+# /draw (calls an outside rendering service), the OpenAI responses and files APIs (not implemented here: 501).
+BLOCKED_PREFIXES = ("/deploy", "/undeploy", "/draw", "/responses", "/v1/responses", "/files", "/v1/files")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def send_json(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"detail": detail}, ensure_ascii=False).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json; charset=utf-8"), (b"content-length", str(len(body)).encode()),
+        *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BearerAuthMiddleware:
+    """Refuses requests without ``Authorization: Bearer <api_key>`` (401), except on public paths."""
+
+    def __init__(self, app: ASGIApp, api_key: str) -> None:
+        self.app, self._expected = app, f"Bearer {api_key}".encode()
+
+    @staticmethod
+    def is_public(path: str) -> bool:
+        return path == "/" or any(path == p.rstrip("/") or path.startswith(p) for p in PUBLIC_PATHS)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("method") != "OPTIONS" and not self.is_public(scope["path"]):
+            given = dict(scope["headers"]).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await send_json(send, 401, "missing or invalid API key: send Authorization: Bearer <API_KEY>",
+                                [(b"www-authenticate", b"Bearer")])
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyTooLargeError(Exception):
+    pass
+
+
+class BodyLimitMiddleware:
+    """Refuses request bodies over ``max_bytes`` with 413, by Content-Length or while the body streams in."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        message = f"request body too large: the limit is {self.max_bytes} bytes (MAX_BODY_BYTES)"
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await send_json(send, 413, message)
+            return
+        received = 0
+        exceeded = started = answered = False
+
+        async def limited_receive() -> Message:
+            nonlocal received, exceeded
+            incoming = await receive()
+            received += len(incoming.get("body", b""))
+            if received > self.max_bytes:
+                exceeded = True
+                raise BodyTooLargeError
+            return incoming
+
+        async def guarded_send(outgoing: Message) -> None:
+            # the app may turn our error into its own (FastAPI answers 400 when reading a form fails): the 413 wins
+            nonlocal started, answered
+            if exceeded and not started:
+                if not answered:
+                    answered = True
+                    await send_json(send, 413, message)
+                return
+            started = started or outgoing["type"] == "http.response.start"
+            await send(outgoing)
+
+        try:
+            await self.app(scope, limited_receive, guarded_send)
+        except BodyTooLargeError:
+            if not started and not answered:
+                await send_json(send, 413, message)
+
+
+def configure_hayhooks() -> None:
+    """Point Hayhooks at this project's deployments; its dashboards and span capture stay off (they would keep
+    queries and documents in memory); cross-origin calls only from ``CORS_ALLOW_ORIGINS`` (default: none)."""
+    from hayhooks.settings import settings
+
+    from pipelines.yaml_export import ALLOWLIST_ENV
+
+    for name, value in ALLOWLIST_ENV.items():
+        os.environ.setdefault(name, value)
+    settings.pipelines_dir = str(ROOT / "serving")
+    settings.additional_python_path = str(ROOT)
+    settings.tracing_enabled = False
+    settings.tracing_include_haystack_spans = False
+    settings.monitoring_enabled = False
+    settings.cors_allow_origins = [o.strip() for o in os.environ.get("CORS_ALLOW_ORIGINS", "").split(",") if o.strip()]
+
+
+def prune_routes(routes: list[Any]) -> None:
+    """Remove, in place and inside included routers, every route whose path starts with `BLOCKED_PREFIXES`."""
+    routes[:] = [r for r in routes if not str(getattr(r, "path", None) or "").startswith(BLOCKED_PREFIXES)]
+    for route in routes:
+        if (inner := getattr(route, "original_router", None)) is not None:
+            prune_routes(inner.routes)
+
+
+async def validation_error(request: Request, error: Exception) -> JSONResponse:
+    """422 with the field errors; a body that is not text (FastAPI's own handler fails on it with a 500) is shown
+    decoded with replacement characters."""
+    assert isinstance(error, RequestValidationError)
+    errors = [{key: (value.decode("utf-8", "replace")[:200] if isinstance(value, bytes) else value)
+               for key, value in item.items() if key in ("loc", "msg", "type", "input")} for item in error.errors()]
+    return JSONResponse({"detail": jsonable_encoder(errors, custom_encoder={bytes: lambda b: b.decode("utf-8", "replace")})},
+                        status_code=422)
+
+
+async def http_error(request: Request, error: Exception) -> Response:
+    """Hayhooks answers a chat request for a deployment without chat support with 501: for a client that is an
+    unknown model (404)."""
+    assert isinstance(error, StarletteHTTPException)
+    if error.status_code == 501:
+        return JSONResponse({"detail": f"{error.detail}: the chat model of this server is 'agentic_rag'"},
+                            status_code=404)
+    return await http_exception_handler(request, error)
+
+
+def create_server_app() -> FastAPI:
+    """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``)."""
+    configure_hayhooks()
+    from hayhooks import create_app
+
+    app = create_app()
+    prune_routes(app.router.routes)
+    app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
+
+    @app.get("/", include_in_schema=False)
+    def home() -> RedirectResponse:
+        return RedirectResponse("/ui/")
+
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    max_bytes = int(os.environ.get("MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES))
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_bytes)
+    if api_key := os.environ.get("API_KEY", ""):
+        app.add_middleware(BearerAuthMiddleware, api_key=api_key)
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    import uvicorn
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
+    args = parser.parse_args(argv)
+    uvicorn.run(create_server_app(), host=args.host, port=args.port, log_config=None, timeout_graceful_shutdown=5)
+
+
+if __name__ == "__main__":
+    main()

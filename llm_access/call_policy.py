@@ -1,0 +1,155 @@
+"""Shared plumbing of the components that call the LLM: lazy generator, timing, errors that never escape.
+
+A component built without a ``chat_generator`` gets one from the project's single LLM factory
+(`llm_access.factory.make_chat_generator`) at warm-up, so a YAML pipeline resolves DeepSeek / ``LLM_BASE_URL`` /
+the embedded server on the machine that loads it. ``role="light"`` asks the factory for the cheaper model
+(``LLM_LIGHT_MODEL``) used by the router and the judge.
+
+Usage (inside a component)::
+
+    class MyComponent(LLMComponent):
+        def run(self, query: str):
+            call = self.chat([ChatMessage.from_user(query)], {"temperature": 0})
+            if call.error: ...
+"""
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from haystack import default_from_dict, default_to_dict, logging
+from haystack.components.generators.chat import OpenAIChatGenerator
+from haystack.core.serialization import component_from_dict, component_to_dict
+from haystack.dataclasses import ChatMessage, ChatRole
+from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError
+
+from helpers.prompt_guard import PromptLeakGuard
+
+logger = logging.getLogger(__name__)
+
+ECHO_WINDOW = 16  # a reply repeating this many consecutive characters of a ``no_echo`` text drops them
+
+ROLES = ("main", "light")
+
+
+@dataclass
+class LLMCall:
+    """The outcome of one LLM call: ``text`` or an ``error`` (never both), and its duration."""
+
+    text: str | None
+    error: str | None
+    seconds: float
+    reply: ChatMessage | None = None
+
+
+class LLMComponent:
+    """Base for components that talk to the chat LLM (subclasses list their own init params in ``_params``)."""
+
+    _params: tuple[str, ...] = ()
+
+    def __init__(self, chat_generator: OpenAIChatGenerator | None = None, role: str = "main") -> None:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+        self.chat_generator = chat_generator
+        self.role = role
+        self._factory_made = chat_generator is None
+
+    def warm_up(self) -> None:
+        if self.chat_generator is None:
+            from llm_access.factory import make_chat_generator
+
+            self.chat_generator = make_chat_generator(role=self.role)
+        self.chat_generator.warm_up()
+
+    def to_dict(self) -> dict[str, Any]:
+        # A factory-made generator is not serialised: whoever loads the pipeline resolves their own LLM.
+        generator = None if self._factory_made else self.chat_generator
+        params = {name: getattr(self, name) for name in self._params}
+        return default_to_dict(
+            self,
+            chat_generator=component_to_dict(generator, "chat_generator") if generator else None,
+            role=self.role,
+            **params,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        params = data["init_parameters"]
+        if params.get("chat_generator"):
+            params["chat_generator"] = component_from_dict(OpenAIChatGenerator, params["chat_generator"],
+                                                           "chat_generator")
+        return default_from_dict(cls, data)
+
+    def _revive(self) -> bool:
+        """Restart the embedded LLM server if that is what this component talks to and its process has died."""
+        from llm_access.embedded_server import revive_shared_server
+
+        return revive_shared_server(getattr(self.chat_generator, "api_base_url", None))
+
+    def _endpoint(self) -> str:
+        generator = self.chat_generator
+        return f"{getattr(generator, 'api_base_url', None)}|{getattr(generator, 'model', None)}"
+
+    def chat(
+        self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None, streaming_callback: Any = None,
+        no_echo: list[str] | None = None,
+    ) -> LLMCall:
+        """One chat call; transport errors, timeouts and empty replies come back as ``error``.
+
+        The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``). A connection refused
+        by an embedded server whose process died (a crash, an out-of-memory kill) restarts it and tries once more.
+        When the retries are spent, the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls fail at once, so one
+        question costs at most one timeout cycle. A free-text reply that repeats the system prompt has those parts
+        removed, and runs of `ECHO_WINDOW` characters copied from ``no_echo`` (instructions a small model may copy
+        into its reply) are dropped; the streamed text gets the same treatment as the returned one.
+        """
+        if self.chat_generator is None:
+            self.warm_up()
+        assert self.chat_generator is not None
+        started = time.perf_counter()
+        endpoint = self._endpoint()
+        if time.monotonic() < _unavailable_until.get(endpoint, 0.0):
+            return LLMCall(None, "LLM 暂时不可用（刚才的请求已失败，稍后自动重试）", 0.0)
+        json_mode = bool((generation_kwargs or {}).get("response_format"))  # structured output quotes its format
+        guards = [guard for guard in (
+            PromptLeakGuard(no_echo or [], window=ECHO_WINDOW, replacement="", stop_stream=False),
+            PromptLeakGuard([] if json_mode else [m.text or "" for m in messages if m.is_from(ChatRole.SYSTEM)]),
+        ) if guard.active]
+        stream, filters = streaming_callback, []
+        if streaming_callback is not None:
+            for guard in reversed(guards):  # the first guard sees the raw chunks, and forwards to the next
+                stream = guard.stream_filter(stream)
+                filters.append(stream)
+        for attempt in (1, 2):
+            try:
+                result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
+                                                 streaming_callback=stream)
+                break
+            except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
+                if attempt == 1 and isinstance(error, APIConnectionError) and self._revive():
+                    continue  # the embedded server had died and is back on the same port: one more try
+                _unavailable_until[endpoint] = time.monotonic() + cooldown_seconds()
+                logger.warning("LLM unavailable: {error}", error=type(error).__name__)
+                reason = "LLM 请求超时" if isinstance(error, APITimeoutError) else f"LLM 调用失败：{type(error).__name__}"
+                return LLMCall(None, reason, time.perf_counter() - started)
+            except (OpenAIError, ValueError, RuntimeError) as error:
+                logger.warning("LLM call failed: {error}", error=type(error).__name__)
+                return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
+        _unavailable_until.pop(endpoint, None)
+        for stream_filter in reversed(filters):  # the outermost first, so each flush reaches the next one
+            stream_filter.flush()
+        replies = result.get("replies") or []
+        text = replies[0].text if replies else None
+        for guard in guards:
+            text = guard.redact(text) if text else text
+        if not text:
+            return LLMCall(None, "LLM 返回了空回复", time.perf_counter() - started)
+        return LLMCall(text, None, time.perf_counter() - started, replies[0])
+
+
+_unavailable_until: dict[str, float] = {}  # endpoint → monotonic time until which calls fail fast
+
+
+def cooldown_seconds() -> float:
+    return float(os.environ.get("LLM_COOLDOWN", "30"))

@@ -1,0 +1,156 @@
+"""Query-time ONNX encoding: the sentence-transformers input module that runs an int8 e5 export with ONNX Runtime.
+
+The export itself (``torch.onnx.export``, fusion, quantisation, checks) is a build step in
+`provisioning.onnx_export`; this module is all that loading and encoding need, so the product never imports the
+build tools. ``modules.json`` of an export names `OnnxTransformer` by `MODULE_TYPE`.
+
+Usage::
+
+    from sentence_transformers import SentenceTransformer
+    from pipelines.onnx_runtime import INT8_FILE, onnx_dir
+    model = SentenceTransformer(str(onnx_dir(folder)), trust_remote_code=True, local_files_only=True,
+                                device="cpu", model_kwargs={"file_name": INT8_FILE})
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+ONNX_DIR = "onnx"
+FP32_FILE = "model.onnx"
+INT8_FILE = "model_qint8.onnx"
+MODULE_CONFIG = "onnx_transformer_config.json"
+MODULE_TYPE = f"{__name__}.OnnxTransformer"
+EMBEDDING_DIM = 384
+MAX_SEQ_LENGTH = 512
+
+
+def onnx_dir(folder: Path) -> Path:
+    """The ``onnx`` sentence-transformers folder inside an e5 ``folder``."""
+    return Path(folder) / ONNX_DIR
+
+
+# --------------------------------------------------------------------------- sentence-transformers module
+
+
+def _make_module_class() -> type:
+    import torch
+    from sentence_transformers.base.modules.input_module import InputModule
+
+    class OnnxTransformer(InputModule):
+        """A sentence-transformers input module that tokenises and runs an ONNX encoder with ONNX Runtime.
+
+        It plays the part of ``sentence_transformers.models.Transformer``: its output features are
+        ``token_embeddings`` and ``attention_mask``, which the following ``Pooling``/``Normalize``
+        modules consume.  Inference only (``save`` is not supported).
+
+        :param model_path: the folder holding the ONNX files (and this module's config).
+        :param file_name: the ONNX file to run, relative to ``model_path``.
+        :param tokenizer_path: tokenizer folder, relative to ``model_path`` or absolute.
+        :param max_seq_length: truncation length in tokens.
+        :param intra_op_num_threads: ONNX Runtime threads (0 = its default, one per physical core).
+        """
+
+        config_keys: ClassVar[list[str]] = ["file_name", "tokenizer_path", "max_seq_length"]
+        config_file_name = MODULE_CONFIG
+
+        def __init__(
+            self,
+            model_path: str,
+            file_name: str = FP32_FILE,
+            tokenizer_path: str = "..",
+            max_seq_length: int = MAX_SEQ_LENGTH,
+            intra_op_num_threads: int = 0,
+        ) -> None:
+            super().__init__()
+            import onnxruntime as ort
+            from transformers import AutoTokenizer
+
+            self.model_path = str(model_path)
+            self.file_name = file_name
+            self.tokenizer_path = tokenizer_path
+            self.max_seq_length = int(max_seq_length)
+            model_file = Path(model_path) / file_name
+            if not model_file.is_file():
+                raise FileNotFoundError(f"ONNX model file {model_file} does not exist")
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                str((Path(model_path) / tokenizer_path).resolve()), local_files_only=True
+            )
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = int(intra_op_num_threads)
+            # Idle ORT threads otherwise spin for a while after each run, holding the cores that BM25 and the
+            # dense search need next: on 2 cores hybrid retrieval p50 / p95 went from 17–24 / 37–39 ms to
+            # 17 / 22.5 ms with spinning off (benchmarks/reports/retrieval.md).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+            self._input_names = {i.name for i in self.session.get_inputs()}
+
+        @classmethod
+        def load(
+            cls,
+            model_name_or_path: str,
+            subfolder: str = "",
+            model_kwargs: dict[str, Any] | None = None,
+            **kwargs: Any,
+        ) -> OnnxTransformer:
+            """Load from a local folder; ``model_kwargs`` may override ``file_name`` and set
+            ``intra_op_num_threads`` (other keys, e.g. ``provider``, are ignored)."""
+            path = Path(model_name_or_path) / subfolder
+            config = json.loads((path / MODULE_CONFIG).read_text(encoding="utf-8"))
+            extra = dict(model_kwargs or {})
+            if extra.get("file_name"):
+                config["file_name"] = extra["file_name"]
+            if "intra_op_num_threads" in extra:
+                config["intra_op_num_threads"] = extra["intra_op_num_threads"]
+            return cls(str(path), **config)
+
+        def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs: Any) -> dict[str, Any]:
+            texts = [str(x) for x in inputs]
+            if prompt:
+                texts = [prompt + t for t in texts]
+            return dict(
+                self.tokenizer(
+                    texts,
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_seq_length,
+                    return_tensors="pt",
+                )
+            )
+
+        def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+            feeds = {
+                name: features[name].detach().cpu().numpy().astype(np.int64)
+                for name in ("input_ids", "attention_mask")
+                if name in self._input_names
+            }
+            (hidden,) = self.session.run(["last_hidden_state"], feeds)
+            features["token_embeddings"] = torch.from_numpy(hidden)
+            return features
+
+        def get_embedding_dimension(self) -> int:
+            return int(self.session.get_outputs()[0].shape[-1] or EMBEDDING_DIM)
+
+        def get_word_embedding_dimension(self) -> int:
+            return self.get_embedding_dimension()
+
+        def save(self, output_path: str, *args: Any, **kwargs: Any) -> None:
+            raise NotImplementedError("OnnxTransformer is inference-only; rebuild with build_onnx_int8")
+
+    OnnxTransformer.__module__ = __name__
+    OnnxTransformer.__qualname__ = "OnnxTransformer"
+    return OnnxTransformer
+
+
+def __getattr__(name: str) -> Any:
+    # ``OnnxTransformer`` is created on first access so importing this module stays cheap.
+    if name == "OnnxTransformer":
+        cls = _make_module_class()
+        globals()["OnnxTransformer"] = cls
+        return cls
+    raise AttributeError(name)

@@ -1,0 +1,274 @@
+"""``python -m pipelines train``: the domain-adapted embedder and the relevance evaluator, from labelled pairs.
+
+Default: the bundled STARD pairs (`training_data/stard/`) against every current article of the statute database.
+
+1. The corpus is indexed with the base e5-small (``DATA_DIR/corpus_qdrant``, one collection per embedder
+   fingerprint, so the stores of several embedders live side by side and none is re-embedded back and forth).
+2. The pairs are split: ``1 - CALIBRATION_SHARE`` of the questions train the embedder
+   (`provisioning.embedder_training`: hard negatives from the base hybrid retrieval), the rest train the
+   evaluator. The evaluator learns from questions the adapted embedder never saw, so its probabilities hold for
+   new questions: on its own training questions the adapted cosines would be too good.
+3. The adapted embedder is exported to int8 ONNX, the corpus is indexed with it, and the evaluator is trained on
+   the held-back questions' retrieval through the adapted store.
+
+With fewer than ``MIN_EMBEDDER_PAIRS`` pairs, or with ``--collection`` (a user's own knowledge base, embedded as it
+is), only the evaluator is trained, on all pairs, with the embedder as configured.
+
+Idempotent and crash-safe: each model is written to a staging folder and renamed into the cache
+(``MODEL_CACHE_DIR``) only when complete: ``embedder-<hash>`` keyed by its pairs, recipe, base embedder and
+corpus, ``evaluator-<hash>`` by its pairs, recipe, the vectors it reads and the fusion settings; a cache hit
+skips indexing, mining and training. ``ADAPTED_EMBEDDING_MODEL`` and ``EVALUATOR_MODEL`` are then links to the
+cached models, swapped in atomically; `Settings.from_env` uses the adapted embedder while its link exists and
+``TRAINED_MODELS`` is on, and the next `index` run re-embeds knowledge bases built with other vectors.
+
+Usage::
+
+    result = train_models(Settings.from_env())                             # STARD, all statutes
+    result = train_models(settings, pairs="mine.jsonl", collection="handbook")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import random
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tqdm import tqdm
+
+from components.evaluators.relevance_evaluator import CALIBRATION_FILE
+from config.settings import Settings
+from document_store.collection_mirror import mirror_for
+from document_store.qdrant_store import open_document_store
+from pipelines.embedders import embedding_fingerprint
+from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
+from provisioning.evaluator_training import Recipe, train_evaluator
+from provisioning.onnx_export import is_complete
+from provisioning.training_pairs import DEFAULT_PAIRS, Pair, check_gold, load_pairs, pairs_digest
+
+if TYPE_CHECKING:
+    from haystack import Document
+
+    from pipelines.indexing import Source
+
+CORPUS_COLLECTION = "statutes_all"
+MIN_EMBEDDER_PAIRS = 200
+CALIBRATION_SHARE = 0.2
+MINING_DEPTH = 10  # hybrid candidates a hard negative is taken from
+MINING_BM25_WEIGHT = 1.0  # hard negatives come from equal-weight fusion, whatever BM25_WEIGHT says
+TRAINING_FILE = "training.json"
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    model: Path  # the evaluator's cache entry
+    embedder: Path | None  # the adapted embedder's cache entry (None: the embedder as configured)
+    reused: bool  # nothing was trained
+    trained: dict  # evaluator.json
+    settings: Settings  # the given settings pointed at the trained models (without installing them)
+
+
+def corpus_settings(settings: Settings) -> Settings:
+    """Where the whole statute corpus is indexed with ``settings``' embedder (for training and the benchmarks)."""
+    return dataclasses.replace(settings, qdrant_path=settings.data_dir / "corpus_qdrant",
+                               collection=f"{CORPUS_COLLECTION}_{embedding_fingerprint(settings)[:10]}")
+
+
+def base_settings(settings: Settings) -> Settings:
+    return dataclasses.replace(settings, embedding_model=settings.base_embedding_model)
+
+
+def model_cache_dir() -> Path:
+    return Path(os.environ.get("MODEL_CACHE_DIR", "").strip() or Path.home() / ".cache" / "agentic-rag-models")
+
+
+def install(cached: Path, target: Path) -> None:
+    """Point ``target`` at ``cached``: a symlink swapped in atomically (a real folder there is refused)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and not target.is_symlink():
+        raise ValueError(f"{target} exists and is not a link made by `train`; move it away or set its variable "
+                         "(EVALUATOR_MODEL, ADAPTED_EMBEDDING_MODEL) to another path")
+    staging = target.with_name(target.name + ".link")
+    staging.unlink(missing_ok=True)
+    staging.symlink_to(cached.resolve(), target_is_directory=True)
+    os.replace(staging, target)
+
+
+def split_pairs(pairs: list[Pair], share: float, seed: int = 0) -> tuple[list[Pair], list[Pair]]:
+    """(embedder pairs, calibration pairs): a fixed random ``share`` of the questions is held back."""
+    order = random.Random(seed).sample(range(len(pairs)), len(pairs))
+    held = set(order[: round(share * len(pairs))])
+    return [p for i, p in enumerate(pairs) if i not in held], [p for i, p in enumerate(pairs) if i in held]
+
+
+def retrieve_candidates(store: Any, settings: Settings, pairs: list[Pair], depth: int,
+                        progress: bool, label: str) -> list[list[Document]]:
+    from pipelines.retrieval import build_retrieval_pipeline, retrieve
+
+    pipeline = build_retrieval_pipeline(store, settings, top_k=depth)
+    pipeline.warm_up()
+    return [retrieve(pipeline, [pair.query], top_k=depth) for pair in tqdm(pairs, desc=label, disable=not progress)]
+
+
+class _Corpus:
+    """The training corpus indexed with a given embedder: its store, opened once, indexed if incomplete."""
+
+    def __init__(self, sources: Sequence[Source], progress: bool) -> None:
+        self.sources, self.progress = sources, progress
+
+    def open(self, settings: Settings) -> tuple[Any, Settings]:
+        from pipelines.indexing import Indexer
+
+        store_settings = corpus_settings(settings)
+        store = open_document_store(store_settings)
+        try:
+            Indexer(store, store_settings).index(self.sources, progress=self.progress)
+        except BaseException:
+            store.close()
+            raise
+        return store, store_settings
+
+
+def _identity(*parts: object) -> str:
+    return hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:16]
+
+
+@contextmanager
+def staged(cached: Path) -> Iterator[Path]:
+    """A fresh staging folder beside ``cached``, renamed to it in one step when the block completes."""
+    staging = cached.with_name(f"{cached.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+        shutil.rmtree(cached, ignore_errors=True)
+        os.replace(staging, cached)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = None, collection: str | None = None, *,
+                 sources: Sequence[Source] | None = None, recipe: Recipe | None = None,
+                 embedder_recipe: EmbedderRecipe | None = None, adapt: bool | None = None,
+                 progress: bool = True, install_links: bool = True) -> TrainResult:
+    """Train (or reuse) the models and, with ``install_links``, point the settings' model paths at them.
+
+    Two cache entries: the embedder (keyed by its pairs, recipe, base model and corpus) and the evaluator (keyed by
+    its pairs, recipe, the vectors it reads and the retrieval settings that rank its candidates), so a change of
+    fusion weights retrains the evaluator (seconds) and not the embedder.
+
+    :param pairs: a pairs file or loaded pairs (default: STARD train).
+    :param collection: a user's indexed knowledge base; only the evaluator is trained, against it as embedded.
+    :param sources: the corpus to train against (default: every current statute); ignored with ``collection``.
+    :param adapt: adapt the embedder (default: with at least ``MIN_EMBEDDER_PAIRS`` pairs and no ``collection``).
+    """
+    from pipelines.indexing import law_sources
+
+    recipe = recipe or Recipe(judged=settings.judge_top_n)
+    embedder_recipe = embedder_recipe or EmbedderRecipe()
+    loaded = pairs if isinstance(pairs, list) else load_pairs(pairs or DEFAULT_PAIRS)
+    if collection is not None:
+        adapt = False
+        store = open_document_store(settings, collection)
+        try:
+            if store.count_documents() == 0:
+                raise ValueError(f"the knowledge base '{store.index}' is empty; index it before training on it")
+            corpus = f"{store.index}:{store.count_documents()}"
+        finally:
+            store.close()
+        base = settings
+    else:
+        adapt = len(loaded) >= MIN_EMBEDDER_PAIRS if adapt is None else adapt
+        sources = law_sources(["all"]) if sources is None else sources
+        corpus = _identity(*(f"{s.name}:{s.content_hash}" for s in sources))
+        base = base_settings(settings)
+    corpus_store = _Corpus(sources or [], progress)
+    reused = True
+    embedder = None
+    calibration = loaded
+    evaluator_settings = base
+    if adapt:
+        embedder_pairs, calibration = split_pairs(loaded, CALIBRATION_SHARE, recipe.seed)
+        embedder = model_cache_dir() / "embedder-{}".format(_identity(
+            pairs_digest(embedder_pairs), embedder_recipe.digest(), embedding_fingerprint(base), corpus,
+            f"mining={MINING_DEPTH}@bm25={MINING_BM25_WEIGHT}"))
+        if not (embedder / TRAINING_FILE).is_file():  # written last; the entry is renamed into place after it
+            reused = False
+            with staged(embedder) as staging:
+                _train_embedder(base, embedder_pairs, loaded, corpus_store, embedder_recipe, staging, progress)
+        elif not is_complete(embedder):  # trained by an older exporter: export the same weights again, no training
+            from provisioning.onnx_export import build_onnx_int8
+
+            build_onnx_int8(embedder)
+        evaluator_settings = dataclasses.replace(base, embedding_model=str(embedder))
+    evaluator = model_cache_dir() / "evaluator-{}".format(_identity(
+        pairs_digest(calibration), recipe.digest(), embedding_fingerprint(evaluator_settings), corpus,
+        f"bm25={settings.bm25_weight}@question={settings.question_weight}"))
+    if not (evaluator / CALIBRATION_FILE).is_file():
+        reused = False
+        with staged(evaluator) as staging:
+            trained = _train_evaluator(evaluator_settings, calibration, loaded, collection, corpus_store, recipe,
+                                       progress)
+            info = json.loads((embedder / TRAINING_FILE).read_text(encoding="utf-8")) if embedder else None
+            (staging / CALIBRATION_FILE).write_text(json.dumps(
+                {**trained, "collection": corpus, "embedder": info}, ensure_ascii=False, indent=2), encoding="utf-8")
+    trained_settings = dataclasses.replace(settings, evaluator_model=str(evaluator),
+                                           embedding_model=str(embedder or base.embedding_model))
+    if install_links:
+        if embedder is not None:
+            install(embedder, Path(settings.adapted_embedding_model))
+        install(evaluator, Path(settings.evaluator_model))
+    return TrainResult(model=evaluator, embedder=embedder, reused=reused, settings=trained_settings,
+                       trained=json.loads((evaluator / CALIBRATION_FILE).read_text(encoding="utf-8")))
+
+
+def _train_embedder(base: Settings, pairs: list[Pair], all_pairs: list[Pair], corpus: _Corpus,
+                    recipe: EmbedderRecipe, out: Path, progress: bool) -> None:
+    """Mine hard negatives through the base store, fine-tune, export to int8 ONNX, all into ``out``."""
+    from provisioning.onnx_export import build_onnx_int8
+
+    store, store_settings = corpus.open(base)
+    try:
+        mirror = mirror_for(store)
+        mirror.refresh(force=True)
+        check_gold(all_pairs, set(mirror.by_key), "the statute corpus")
+        mined = retrieve_candidates(store, dataclasses.replace(store_settings, bm25_weight=MINING_BM25_WEIGHT),
+                                    pairs, MINING_DEPTH, progress, "mining hard negatives")
+        rows = training_rows(pairs, mined, mirror.by_key, base.query_prefix, base.passage_prefix)
+    finally:
+        store.close()
+    model = out / "model"
+    seconds = fine_tune(Path(base.embedding_model), rows, model, recipe, progress)
+    for item in model.iterdir():  # the entry is the model folder itself
+        os.replace(item, out / item.name)
+    model.rmdir()
+    build_onnx_int8(out)
+    (out / TRAINING_FILE).write_text(json.dumps(
+        {"questions": len(pairs), "rows": len(rows["anchor"]), "train_seconds": seconds,
+         "recipe": dataclasses.asdict(recipe), "base": embedding_fingerprint(base)}, indent=2), encoding="utf-8")
+
+
+def _train_evaluator(settings: Settings, pairs: list[Pair], all_pairs: list[Pair],
+                     collection: str | None, corpus: _Corpus, recipe: Recipe, progress: bool) -> dict[str, Any]:
+    """Retrieve the pairs' candidates through the store of ``settings``' embedder and fit the evaluator."""
+    if collection is not None:
+        store, store_settings = open_document_store(settings, collection), settings
+    else:
+        store, store_settings = corpus.open(settings)
+    try:
+        mirror = mirror_for(store)
+        mirror.refresh(force=True)
+        check_gold(all_pairs, set(mirror.by_key), f"the knowledge base '{store.index}'" if collection else
+                   "the statute corpus")
+        candidates = retrieve_candidates(store, store_settings, pairs, recipe.candidates, progress,
+                                         "retrieving candidates")
+    finally:
+        store.close()
+    return {**train_evaluator(pairs, candidates, recipe), "embedding": embedding_fingerprint(store_settings)}

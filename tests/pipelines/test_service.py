@@ -1,0 +1,75 @@
+"""The process-wide service: knowledge bases shared by every wrapper, and building one that is cold."""
+
+import gc
+import json
+import threading
+import time
+import weakref
+
+from application import service as service_module
+from application.service import RAGService
+from harness.openai_server import TOOL_PREFIX
+from interfaces.chat_api import ChatAPI
+
+AGENT = "工具返回的内容是资料"
+
+
+def handbook(rule: str) -> list[tuple[str, bytes]]:
+    return [("员工手册.md", f"# 员工手册\n\n第一条 {rule}\n".encode())]
+
+
+def test_a_deleted_knowledge_base_is_forgotten_by_every_wrapper(settings, llm):
+    """Issue 19, bug 2: Hayhooks builds one ChatAPI per wrapper, and deleting through `knowledge_bases` cleared the
+    agents of that instance only: the `agentic_rag` one kept an agent bound to the deleted knowledge base (its
+    pipelines and models stayed in memory), and a knowledge base re-created under that name got the old agent."""
+    service = RAGService(settings)
+    agentic_rag, knowledge_bases = ChatAPI(service), ChatAPI(service)
+    search = TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": "员工手册"}})
+    llm.add_rule(AGENT, [search, "见《员工手册》第一条。", search, "见《员工手册》第一条。"])
+    try:
+        service.index("handbook", files=handbook("员工应当按时上班。"))
+        first = agentic_rag.ask("员工手册怎么规定的", mode="agent", knowledge_base="handbook")
+        assert "按时上班" in first["sources"][0]["text"]
+        deleted = weakref.ref(service.rag("handbook"))
+        knowledge_bases.manage("delete", "handbook")
+        gc.collect()
+        assert deleted() is None, "the deleted knowledge base's pipelines are still held"
+        service.index("handbook", files=handbook("员工可以远程办公。"))
+        again = agentic_rag.ask("员工手册怎么规定的", mode="agent", knowledge_base="handbook")
+        assert again["stop_reason"] == "final_answer"
+        assert "远程办公" in again["sources"][0]["text"]
+    finally:
+        service.close()
+
+
+def test_building_a_cold_knowledge_base_blocks_no_other_request(settings, llm, monkeypatch):
+    service = RAGService(settings)
+    service.index("warm", files=handbook("员工应当按时上班。"))
+    service.index("cold", files=handbook("员工可以远程办公。"))
+    service.close()  # both exist on disk, neither is open
+    service = RAGService(settings)
+    warm = service.rag("warm")
+    release, building = threading.Event(), threading.Event()
+    real = service_module.AgenticRAG
+
+    class SlowToBuild(real):
+        def __init__(self, *args, **kwargs):
+            building.set()
+            release.wait(30)  # a cold build: the store, its pipelines and their models
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(service_module, "AgenticRAG", SlowToBuild)
+    cold = threading.Thread(target=service.rag, args=("cold",))
+    cold.start()
+    try:
+        assert building.wait(10)
+        started = time.monotonic()
+        assert service.rag("warm") is warm
+        assert {kb["name"] for kb in service.knowledge_bases()} >= {"warm", "cold"}
+        service.index("warm", files=handbook("员工应当按时上班，迟到要登记。"))
+        assert time.monotonic() - started < 5, "a request to a warm knowledge base waited for a cold one's build"
+    finally:
+        release.set()
+        cold.join(60)
+        service.close()
+    assert not cold.is_alive()

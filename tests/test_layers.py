@@ -1,0 +1,31 @@
+"""The layer contract of pyproject.toml ([tool.importlinter]) holds, and it does catch an upward import."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], check=False, cwd=root, capture_output=True, text=True, timeout=120)
+
+
+def test_the_product_layers_only_import_downward() -> None:
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", "data", "models", ".git", "test-artifacts",
+                                                              "*.jsonl", "node_modules", "__pycache__"))
+    # a component reaching up into the application, inside a function as the old LLM plumbing did
+    with open(copy / "components" / "retrievers" / "dense_retriever.py", "a", encoding="utf-8") as handle:
+        handle.write("\n\ndef _upward():\n    from application.rag import AgenticRAG  # noqa: F401\n")
+    result = lint_imports(copy)
+    assert result.returncode != 0
+    assert "components.retrievers.dense_retriever -> application.rag" in result.stdout
