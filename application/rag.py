@@ -26,6 +26,7 @@ from application.steps import StepCallback, run_with_steps
 from components.builders.answer_finalizer import citation_of
 from config.settings import Settings
 from document_store.qdrant_store import open_document_store
+from helpers.cancellation import Cancellation
 from pipelines.agentic import RETRIEVAL_COMPONENTS, build_agentic_pipeline, build_rag_pipeline
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 
@@ -69,6 +70,7 @@ def answer_with(
     top_k: int | None = None,
     streaming_callback: Callable[[StreamingChunk], None] | None = None,
     on_step: StepCallback | None = None,
+    cancel: Cancellation | None = None,
 ) -> dict[str, Any]:
     """Run a query pipeline (built here or loaded from YAML) and shape its output as the result dict.
 
@@ -77,10 +79,10 @@ def answer_with(
     """
     started = time.perf_counter()
     data = pipeline_inputs(pipeline, mode, query, filters, top_k, streaming_callback)
-    if on_step is None:
+    if on_step is None and cancel is None:
         output = pipeline.run(data, include_outputs_from={"router"} if mode == "agentic" else None)
     else:
-        output = run_with_steps(pipeline, data, on_step)
+        output = run_with_steps(pipeline, data, on_step, cancel)
     route = output.get("router", {}).get("route", {"route": "retrieval", "decided_by": "mode", "llm_calls": 0})
     if "reply" in output.get("router", {}):
         result = {"answer": output["router"]["reply"], "citations": [], "unverified_citations": [],
@@ -140,12 +142,14 @@ class AgenticRAG:
         top_k: int | None = None,
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
         on_step: StepCallback | None = None,
+        cancel: Cancellation | None = None,
     ) -> dict[str, Any]:
         """Answer ``query``; returns answer, citations, scores, ``needs_human``, ``answer_error`` and the trace.
 
         Answers are cached per normalised question for the session, except those the model could not write.
 
-        ``on_step`` receives each stage as it ends (route, rewrite, retrieval paths, judge, decision, …).
+        ``on_step`` receives each stage as it ends (route, rewrite, retrieval paths, judge, decision, …); a set
+        ``cancel`` stops the run with `RunCancelled` at the next stage boundary.
         """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -161,7 +165,7 @@ class AgenticRAG:
                 if on_step is not None:
                     on_step({"stage": "cache", "message": "同一问题的结果来自缓存"})
                 return cached
-        result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback, on_step)
+        result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback, on_step, cancel)
         if result.get("answer_error"):  # the model was down: asking again later should get a real answer
             return result
         with self._cache_lock:

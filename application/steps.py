@@ -17,6 +17,7 @@ from typing import Any
 
 from haystack import Document, Pipeline
 
+from helpers.cancellation import Cancellation
 from helpers.loop_state import LoopState, document_summary
 
 StepCallback = Callable[[dict[str, Any]], None]
@@ -71,8 +72,10 @@ def describe_step(name: str, outputs: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def run_with_steps(pipeline: Pipeline, data: dict[str, Any], on_step: StepCallback) -> dict[str, Any]:
-    """Run ``pipeline`` like ``pipeline.run(data, include_outputs_from=<all>)``, reporting each step as it ends.
+def run_with_steps(pipeline: Pipeline, data: dict[str, Any], on_step: StepCallback | None = None,
+                   cancel: Cancellation | None = None) -> dict[str, Any]:
+    """Run ``pipeline`` like ``pipeline.run(data, include_outputs_from=<all>)``, reporting each step as it ends and
+    stopping with `RunCancelled` at the first stage boundary after ``cancel`` was set.
 
     Must be called from a thread without a running event loop (a server worker or a plain script).
     """
@@ -84,7 +87,9 @@ def run_with_steps(pipeline: Pipeline, data: dict[str, Any], on_step: StepCallba
         async for partial in pipeline.run_async_generator(data, include_outputs_from=names):
             # Each finished component yields {name: outputs}; the last yield is the whole result (one key only when
             # a single component ran, and then it repeats the previous yield).
-            if len(partial) == 1 and partial != previous:
+            if cancel is not None:
+                cancel.check()
+            if on_step is not None and len(partial) == 1 and partial != previous:
                 (name, result), = partial.items()
                 if (event := describe_step(name, result)) is not None:
                     on_step(event)

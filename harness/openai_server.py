@@ -40,6 +40,7 @@ class ScriptedOpenAIServer(LocalHTTPServer):
         self.default = default
         self.rules: list[Rule] = []
         self.requests: list[dict[str, Any]] = []
+        self.aborted = threading.Event()  # set when a client closed a streamed reply before its end
         self._lock = threading.Lock()
         super().__init__()
 
@@ -101,8 +102,12 @@ class ScriptedOpenAIServer(LocalHTTPServer):
                              "model": body.get("model", "scripted"),
                              "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece} if i == 0
                                           else {"content": piece}, "finish_reason": None}]}
-                    self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
-                    self.wfile.flush()
+                    try:
+                        self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: so does a server
+                        outer.aborted.set()
+                        return
                     time.sleep(rule.chunk_delay)
                 end = {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": int(time.time()),
                        "model": body.get("model", "scripted"),

@@ -9,6 +9,7 @@ Usage::
 from __future__ import annotations
 
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,23 +29,26 @@ class ServerStartError(RuntimeError):
 
 
 class ServerProcess:
-    """Starts `python -m interfaces.server_app` on 127.0.0.1 with ``env`` added to this process's environment
-    (a value of None removes that variable)."""
+    """Starts `python -m interfaces.server_app` (``via_cli``: `python -m pipelines serve`) on 127.0.0.1 with ``env``
+    added to this process's environment (a value of None removes that variable)."""
 
     def __init__(self, env: dict[str, str | None] | None = None, log_path: Path | None = None, timeout: float = 180.0,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, via_cli: bool = False) -> None:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.env, self.timeout, self.headers = env or {}, timeout, headers or {}
         self.log_path = log_path or Path(tempfile.mkdtemp()) / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.startup_seconds = 0.0
+        self.via_cli = via_cli  # start it as users do, `python -m pipelines serve`
 
     def log_tail(self, chars: int = 3000) -> str:
         return self.log_path.read_text(errors="replace")[-chars:] if self.log_path.exists() else ""
 
     def __enter__(self) -> Self:
         command, env = serve_command("127.0.0.1", self.port)
+        if self.via_cli:
+            command = [sys.executable, "-m", "pipelines", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
         for name, value in self.env.items():
             if value is None:
                 env.pop(name, None)
@@ -52,7 +56,9 @@ class ServerProcess:
                 env[name] = value
         started = time.perf_counter()
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+            # its own process group, as a terminal gives a foreground command (Ctrl-C reaches the whole group)
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

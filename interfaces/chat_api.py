@@ -10,10 +10,10 @@ Usage::
 
 from __future__ import annotations
 
-import queue
+import asyncio
 import re
 import threading
-from collections.abc import Generator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -29,6 +29,7 @@ from application.validation import MAX_QUERY_CHARS, validate_query
 from document_store.qdrant_store import StoreLockedError
 from document_store.statute_db import UnknownLawError
 from document_store.text_files import FileLoadError
+from helpers.cancellation import Cancellation, RunCancelled
 from helpers.citations import UNVERIFIED_MARK
 from llm_access.call_policy import LLMComponent
 
@@ -63,6 +64,8 @@ def http_errors() -> Iterator[None]:
     except CLIENT_ERRORS as error:
         raise bad_request(str(error)) from error
     except PipelineRuntimeError as error:
+        if isinstance(error.__cause__, RunCancelled):  # the client went away while a component streamed
+            raise error.__cause__ from None
         if isinstance(error.__cause__, FilterError):
             raise bad_request(f"invalid filters: {error.__cause__}") from error
         logger.exception("pipeline failed in component {component}", component=error.component_name)
@@ -146,7 +149,7 @@ class ChatAPI:
 
     def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
             knowledge_base: str | None = None, streaming_callback: Any = None,
-            on_step: Any = None) -> dict[str, Any]:
+            on_step: Any = None, cancel: Cancellation | None = None) -> dict[str, Any]:
         with http_errors():
             query, top_k, filters = self._checked(query, mode, top_k, filters)
             if mode == "retrieve":
@@ -156,7 +159,8 @@ class ChatAPI:
                 result["knowledge_base"] = knowledge_base or self.service.settings.collection
                 return result
             return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
-                                    top_k=top_k, streaming_callback=streaming_callback, on_step=on_step)
+                                    top_k=top_k, streaming_callback=streaming_callback, on_step=on_step,
+                                    cancel=cancel)
 
     def _chat_request(self, messages: list[dict], body: dict) -> tuple[str, dict[str, Any], dict[str, Any]]:
         history = normalise_messages(messages)
@@ -175,59 +179,80 @@ class ChatAPI:
         standalone, info = self.condenser.condense(history[:last], history[last]["content"])
         return standalone, info, options
 
-    def chat(self, messages: list[dict], body: dict) -> str | Generator[Any, None, None]:
-        query, condensed, options = self._chat_request(messages, body)
+    async def chat(self, messages: list[dict], body: dict) -> str | AsyncGenerator[Any, None]:
+        """The OpenAI-compatible chat: the answer text, or (``stream``) an async generator of text pieces and events.
+
+        Leaving the generator (the client disconnected: Hayhooks closes it) cancels the run: it stops at the next
+        stage boundary, and an LLM answer being streamed stops at its next chunk.
+        """
+        query, condensed, options = await asyncio.to_thread(self._chat_request, messages, body)
         if not body.get("stream"):
-            result = self.ask(query, **options)
+            result = await asyncio.to_thread(self.ask, query, **options)
             result["trace"]["condensed"] = condensed
             return result["answer"]
         return self._stream(query, condensed, options)
 
-    def _stream(self, query: str, condensed: dict, options: dict) -> Generator[Any, None, None]:
-        pieces: queue.Queue[Any] = queue.Queue()
+    async def _stream(self, query: str, condensed: dict, options: dict) -> AsyncGenerator[Any, None]:
+        loop = asyncio.get_running_loop()
+        pieces: asyncio.Queue[Any] = asyncio.Queue()
         done = object()
         outcome: dict[str, Any] = {}
+        cancel = Cancellation()
+
+        def put(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(pieces.put_nowait, item)
+            except RuntimeError:  # the event loop has closed (the server is stopping): nobody reads any more
+                cancel.cancel()
 
         def on_chunk(chunk: StreamingChunk) -> None:
+            cancel.check()
             if chunk.content:
-                pieces.put(chunk.content)
+                put(chunk.content)
 
         def on_step(event: dict[str, Any]) -> None:
-            pieces.put(PipelineEvent(type="rag_step", data=event))
+            put(PipelineEvent(type="rag_step", data=event))
 
         def work() -> None:
             try:
                 step = on_step if options["mode"] in ("agentic", "rag") else None
-                outcome["result"] = self.ask(query, streaming_callback=on_chunk, on_step=step, **options)
+                outcome["result"] = self.ask(query, streaming_callback=on_chunk, on_step=step, cancel=cancel,
+                                             **options)
+            except RunCancelled:
+                logger.info("chat stream cancelled: the client went away")
             except HTTPException as error:
                 outcome["error"] = str(error.detail)
             except Exception as error:  # noqa: BLE001 - reported to the client, never kills the worker
                 logger.error("chat stream failed: {error}", error=str(error))
                 outcome["error"] = "服务器内部错误，请稍后重试"
-            pieces.put(done)
+            finally:
+                put(done)
 
-        threading.Thread(target=work, daemon=True).start()
-        streamed = ""
-        if condensed.get("condensed"):
-            yield PipelineEvent(type="rag_step", data={"stage": "condense", **condensed})
-        while (piece := pieces.get()) is not done:
-            if isinstance(piece, str):
-                streamed += piece
-            yield piece
-        if "error" in outcome:
-            yield f"\n错误：{outcome['error']}"
-            yield PipelineEvent(type="rag_error", data={"message": outcome["error"]})
-            return
-        result = outcome["result"]
-        answer = result["answer"]
-        if tail := self.unsent_part(streamed, answer, result.get("unverified_citations", [])):
-            yield tail
-        result["trace"]["condensed"] = condensed
-        yield PipelineEvent(type="rag_result", data={
-            "answer": answer, "citations": result["citations"], "unverified_citations": result.get(
-                "unverified_citations", []), "needs_human": result.get("needs_human", False),
-            "answer_error": result.get("answer_error"), "situation": result.get("situation"), "mode": options["mode"],
-            "scores": result.get("scores"), "trace": result["trace"]})
+        threading.Thread(target=work, daemon=True, name="chat-stream").start()
+        try:
+            streamed = ""
+            if condensed.get("condensed"):
+                yield PipelineEvent(type="rag_step", data={"stage": "condense", **condensed})
+            while (piece := await pieces.get()) is not done:
+                if isinstance(piece, str):
+                    streamed += piece
+                yield piece
+            if "error" in outcome:
+                yield f"\n错误：{outcome['error']}"
+                yield PipelineEvent(type="rag_error", data={"message": outcome["error"]})
+                return
+            result = outcome["result"]
+            answer = result["answer"]
+            if tail := self.unsent_part(streamed, answer, result.get("unverified_citations", [])):
+                yield tail
+            result["trace"]["condensed"] = condensed
+            yield PipelineEvent(type="rag_result", data={
+                "answer": answer, "citations": result["citations"], "unverified_citations": result.get(
+                    "unverified_citations", []), "needs_human": result.get("needs_human", False),
+                "answer_error": result.get("answer_error"), "situation": result.get("situation"),
+                "mode": options["mode"], "scores": result.get("scores"), "trace": result["trace"]})
+        finally:
+            cancel.cancel()  # a client that left mid-stream: the run stops at its next check
 
     @staticmethod
     def unsent_part(streamed: str, answer: str, unverified: list[str]) -> str:

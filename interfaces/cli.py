@@ -186,18 +186,13 @@ def serve_command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
-    """Run the Hayhooks server in the foreground (Ctrl-C stops it and the embedded LLM)."""
-    import subprocess
-
+    """Run the Hayhooks server in the foreground, as this very process (exec): a service manager's SIGTERM, or
+    Ctrl-C, reaches the server itself, which stops gracefully and stops the embedded LLM with it."""
     command, env = serve_command(args.host, args.port)
     print(f"serving on http://{args.host}:{args.port}  (web UI: /ui/, OpenAI-compatible: /v1/chat/completions, "
-          "model agentic_rag)")
-    process = subprocess.Popen(command, env=env, cwd=Path(__file__).resolve().parent.parent)
-    try:
-        process.wait()
-    except KeyboardInterrupt:
-        process.terminate()
-        process.wait(timeout=30)
+          "model agentic_rag)", flush=True)
+    os.chdir(Path(__file__).resolve().parent.parent)
+    os.execve(command[0], command, env)
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:

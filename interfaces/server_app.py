@@ -17,6 +17,7 @@ import argparse
 import hmac
 import json
 import os
+import signal
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -195,7 +196,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
     args = parser.parse_args(argv)
+    # uvicorn stops gracefully on SIGTERM, then raises the signal again with the handler it found: by default that
+    # kills the process before the atexit hook that stops the embedded LLM server could run. Exit through Python.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     uvicorn.run(create_server_app(), host=args.host, port=args.port, log_config=None, timeout_graceful_shutdown=5)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,9 @@ from haystack import default_from_dict, default_to_dict, logging
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
-from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError
+from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError, Stream
 
+from helpers.cancellation import RunCancelled
 from helpers.prompt_guard import PromptLeakGuard
 
 logger = logging.getLogger(__name__)
@@ -126,6 +127,9 @@ class LLMComponent:
                 result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
                                                  streaming_callback=stream)
                 break
+            except RunCancelled as cancelled:  # the streaming callback's caller went away
+                _close_streams(cancelled)
+                raise
             except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
                 if attempt == 1 and isinstance(error, APIConnectionError) and self._revive():
                     continue  # the embedded server had died and is back on the same port: one more try
@@ -146,6 +150,18 @@ class LLMComponent:
         if not text:
             return LLMCall(None, "LLM 返回了空回复", time.perf_counter() - started)
         return LLMCall(text, None, time.perf_counter() - started, replies[0])
+
+
+def _close_streams(error: BaseException) -> None:
+    """Close the HTTP stream an exception from a streaming callback left open, so the LLM server stops generating
+    now. Haystack's sync streaming loop does not close it on a callback error (its async loop does on cancel); the
+    stream would stay open until the garbage collector broke the traceback's cycle."""
+    traceback = error.__traceback__
+    while traceback is not None:
+        for value in list(traceback.tb_frame.f_locals.values()):
+            if isinstance(value, Stream):
+                value.close()
+        traceback = traceback.tb_next
 
 
 _unavailable_until: dict[str, float] = {}  # endpoint → monotonic time until which calls fail fast

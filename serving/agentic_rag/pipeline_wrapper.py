@@ -1,11 +1,11 @@
 """Hayhooks deployment ``agentic_rag``: ``POST /agentic_rag/run`` and the OpenAI-compatible chat endpoint.
 
 ``run_api(query, mode, top_k, filters, knowledge_base)`` returns the answer, citations, judge scores and trace.
-``run_chat_completion`` serves ``/v1/chat/completions`` (model ``agentic_rag``), streaming or not; the stream
+``run_chat_completion_async`` serves ``/v1/chat/completions`` (model ``agentic_rag``), streaming or not; the stream
 carries the answer as it is generated and ends with a ``rag_result`` event holding citations and trace.
 """
 
-from collections.abc import Generator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from hayhooks import BasePipelineWrapper
@@ -39,6 +39,8 @@ class PipelineWrapper(BasePipelineWrapper):
         """
         return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters, knowledge_base=knowledge_base)
 
-    def run_chat_completion(self, model: str, messages: list[dict], body: dict) -> str | Generator[Any, None, None]:
-        """OpenAI-compatible chat over the knowledge base; follow-up questions use the conversation history."""
-        return self.api.chat(messages, body)
+    async def run_chat_completion_async(self, model: str, messages: list[dict],
+                                        body: dict) -> str | AsyncGenerator[Any, None]:
+        """OpenAI-compatible chat over the knowledge base; follow-up questions use the conversation history. A client
+        that disconnects mid-stream cancels its run."""
+        return await self.api.chat(messages, body)

@@ -2,6 +2,7 @@
 
 import concurrent.futures
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -176,3 +177,26 @@ def test_eight_concurrent_requests_do_not_mix(server):
     for query, response in zip(queries, responses, strict=True):
         trace = response.json()["result"]["trace"]
         assert trace["query"] == query and trace["rounds"][0]["queries"][0] == query
+
+
+def test_a_client_that_disconnects_mid_stream_cancels_its_run(server):
+    """Issue 19, bug 8: the run went on after its client had gone, and the model kept writing an answer nobody
+    would read (minutes, with every other request waiting behind it on 2 cores)."""
+    from harness.openai_server import Rule
+
+    llm = server["llm"]
+    llm.aborted.clear()
+    long_answer = f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得个人同意。" * 30  # ~120 chunks, 0.2 s apart
+    llm.rules.insert(0, Rule("流式取消", long_answer, chunk_delay=0.2))
+    body = {"model": "agentic_rag", "stream": True, "mode": "rag",
+            "messages": [{"role": "user", "content": "公司收集我的个人信息需要我同意吗（流式取消）"}]}
+    with httpx.stream("POST", f"{server['base']}/v1/chat/completions", json=body, timeout=120) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            chunk = json.loads(line[len("data: "):]) if line.startswith("data: {") else {}
+            if any((choice.get("delta") or {}).get("content") for choice in chunk.get("choices", [])):
+                break  # the answer is streaming: leave, as a closed browser tab does
+    assert llm.aborted.wait(10), "the LLM stream went on after the client had disconnected"
+    started = time.monotonic()
+    assert run(server, {"query": QUESTION, "mode": "retrieve"}).status_code == 200
+    assert time.monotonic() - started < 10

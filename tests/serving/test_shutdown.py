@@ -1,0 +1,112 @@
+"""Stopping the server as a service manager or container runtime does: nothing may stay behind."""
+
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.app_server import index_laws, server_env
+from harness.server_process import ServerProcess
+
+PIPL = "中华人民共和国个人信息保护法"
+MODELS = Path(__file__).resolve().parents[2] / "models"
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, read from /proc (children of children too)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.slow
+def test_sigterm_to_serve_stops_the_server_and_the_embedded_llm(tmp_path, e5_model):
+    """Issue 19, bug 7: SIGTERM to `python -m pipelines serve` left its child server listening on the port and the
+    embedded llama.cpp server (about 2 GB) running, as orphans."""
+    data = tmp_path / "data"
+    index_laws(data, e5_model, [PIPL])
+    env = server_env(data, e5_model, llm_base_url=None,
+                     LLM_GGUF=str(MODELS / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
+    server = ServerProcess(env, log_path=tmp_path / "server.log", timeout=300, via_cli=True)
+    with server:
+        assert server.process is not None
+        below = descendants(server.process.pid)
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in below]
+        assert any(b"llama_cpp.server" in command for command in commands), "the embedded LLM is not running"
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (listening(server.port) or any(alive(pid) for pid in below)):
+            time.sleep(0.5)
+        assert not listening(server.port), "something still listens on the server's port"
+        left = [command for pid, command in zip(below, commands, strict=True) if alive(pid)]
+        assert left == [], "processes of the server outlived it"
+
+
+@pytest.mark.parametrize("via_cli", [True, False], ids=["python -m pipelines serve", "python -m interfaces.server_app"])
+def test_ctrl_c_does_not_wait_for_a_streamed_answer_to_finish(tmp_path, e5_model, via_cli):
+    """Issue 19, bug 7: Ctrl-C (SIGINT) waited until an in-flight streamed answer had been written to its end."""
+    import threading
+
+    import httpx
+
+    from harness.openai_server import ScriptedOpenAIServer
+
+    data = tmp_path / "data"
+    index_laws(data, e5_model, [PIPL])
+    with ScriptedOpenAIServer() as llm:
+        llm.add_rule("严谨的中国法律咨询助手", f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得同意。" * 20,
+                     chunk_delay=0.5)  # about 80 chunks: 40 s of answer
+        with ServerProcess(server_env(data, e5_model, llm.base_url), log_path=tmp_path / "server.log",
+                           via_cli=via_cli) as server:
+            assert server.process is not None
+            body = {"model": "agentic_rag", "stream": True, "mode": "rag",
+                    "messages": [{"role": "user", "content": "公司收集我的个人信息需要我同意吗"}]}
+
+            def read_all() -> None:
+                try:
+                    with httpx.stream("POST", f"{server.base_url}/v1/chat/completions", json=body,
+                                      timeout=120) as response:
+                        for _ in response.iter_lines():
+                            pass
+                except httpx.HTTPError:
+                    pass  # the server went away mid-stream: expected
+
+            reader = threading.Thread(target=read_all, daemon=True)
+            reader.start()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not llm.calls("严谨的中国法律咨询助手"):
+                time.sleep(0.2)
+            assert llm.calls("严谨的中国法律咨询助手"), "the answer never started streaming"
+            started = time.monotonic()
+            os.killpg(server.process.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole process group
+            server.process.wait(timeout=60)
+            assert time.monotonic() - started < 20, "Ctrl-C waited for the streamed answer"
+            assert not listening(server.port)
