@@ -19,13 +19,15 @@ from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 from haystack.tools import Tool
-from openai import OpenAIError
 
 from components.builders.answer_finalizer import LLM_DOWN, citation_of, list_articles
 from components.routers.query_router import QueryRouter
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
 from helpers.citations import verify_citations
+from helpers.contracts import is_web
 from helpers.prompt_guard import quote_data
+from helpers.statute_labels import citation_label
+from llm_access.call_policy import LLMUnavailableError, PolicyChatGenerator
 from llm_access.factory import make_chat_generator
 from pipelines.retrieval import retrieve
 
@@ -47,7 +49,9 @@ class KnowledgeAgent:
     def __init__(self, rag: Any, chat_generator: OpenAIChatGenerator | None = None, max_steps: int = MAX_STEPS,
                  top_k: int = 5) -> None:
         self.rag = rag
-        self.chat_generator = chat_generator or make_chat_generator(generation_kwargs={"temperature": 0})
+        # every call, the Agent's and the final answer's, goes through the project's one LLM call policy
+        self.chat_generator = PolicyChatGenerator(chat_generator or make_chat_generator(
+            generation_kwargs={"temperature": 0}))
         self.chat_generator.warm_up()
         self.router = QueryRouter(use_llm=False)
         self.web = SerpAPIWebSearch()
@@ -57,24 +61,24 @@ class KnowledgeAgent:
     def _tools(self, sources: list[Document]) -> list[Tool]:
         def search_knowledge_base(query: str) -> str:
             docs = self._search(query)
-            start = len([d for d in sources if d.meta.get("source") != "web"])
+            start = len([d for d in sources if not is_web(d)])
             lines = []
             for i, doc in enumerate(docs, start=start + 1):
                 sources.append(doc)
-                lines.append(f"[{i}]《{doc.meta.get('law')}》{doc.meta.get('article_no')}：{(doc.content or '')[:300]}")
-            return "\n".join(lines) or "知识库中没有找到相关法条。"
+                lines.append(f"[{i}]{citation_label(doc)}：{(doc.content or '')[:300]}")
+            return quote_data("\n".join(lines)) or "知识库中没有找到相关法条。"  # evidence is data, as everywhere
 
         def web_search(query: str) -> str:
             out = self.web.run(query=query)
             if out["status"] != "ok":
                 return out["message"]
-            web_count = len([d for d in sources if d.meta.get("source") == "web"])
+            web_count = len([d for d in sources if is_web(d)])
             lines = []
             for i, doc in enumerate(out["documents"], start=web_count + 1):
                 labelled = Document(id=doc.id, content=doc.content, meta={**doc.meta, "evidence_label": f"网页{i}"})
                 sources.append(labelled)
                 lines.append(f"[网页{i}] {doc.meta.get('title')}（{doc.meta.get('url')}）：{doc.content}")
-            return "\n".join(lines)
+            return quote_data("\n".join(lines))
 
         return [
             Tool(name="search_knowledge_base", description="检索法律条文知识库，返回最相关的法条。",
@@ -103,7 +107,7 @@ class KnowledgeAgent:
             messages = agent.run(messages=[ChatMessage.from_user(query)])["messages"]
         except Exception as error:  # noqa: BLE001 - an LLM failure or a tool call Haystack cannot run: answer anyway
             logger.warning("agent stopped: {error}", error=type(error).__name__)
-            llm_down = isinstance(error, OpenAIError) or isinstance(error.__cause__, OpenAIError)
+            llm_down = isinstance(error, LLMUnavailableError) or isinstance(error.__cause__, LLMUnavailableError)
             return self._fallback(query, sources, route, f"智能体出错（{type(error).__name__}）", llm_down, started)
         if not sources:  # it answered without a successful search: its answer would have no evidence
             return self._fallback(query, sources, route, "智能体没有成功检索", False, started)
@@ -122,7 +126,7 @@ class KnowledgeAgent:
                   started: float) -> dict[str, Any]:
         """The agent failed or never searched: search the question itself and answer from that (or list what was
         found when the LLM is down)."""
-        if not any(d.meta.get("source") != "web" for d in sources):
+        if not any(not is_web(d) for d in sources):
             sources.extend(self._search(query))
         steps = [{"thought": "", "tool": "search_knowledge_base", "input": {"query": query},
                   "observation": f"{reason}，改为直接检索原问题"}]
@@ -148,14 +152,14 @@ class KnowledgeAgent:
 
     def _final_answer(self, query: str, sources: list[Document]) -> tuple[str, str]:
         """The answer written from ``sources`` alone, and an article list to append (checked) when it failed."""
-        evidence = quote_data("\n".join(f"《{d.meta.get('law')}》{d.meta.get('article_no')}：{(d.content or '')[:300]}"
-                                        for d in sources if d.meta.get("source") != "web"))
+        evidence = quote_data("\n".join(f"{citation_label(d)}：{(d.content or '')[:300]}"
+                                        for d in sources if not is_web(d)))
         try:
             reply = self.chat_generator.run(messages=[
                 ChatMessage.from_system(SYSTEM),
                 ChatMessage.from_user(f"问题：{query}\n\n检索到的资料：\n<<<\n{evidence or '（无）'}\n>>>\n请直接作答。")])
             return reply["replies"][0].text or "", ""
-        except (OpenAIError, ValueError, IndexError):  # the agent must still return what it found
+        except LLMUnavailableError:  # the agent must still return what it found
             return "已达到最大步数，未能生成最终回答。检索到的资料：\n", list_articles(sources, sources)
 
 

@@ -27,10 +27,10 @@ from components.builders.answer_finalizer import citation_of
 from config.settings import Settings
 from document_store.qdrant_store import open_document_store
 from helpers.cancellation import Cancellation
-from pipelines.agentic import RETRIEVAL_COMPONENTS, build_agentic_pipeline, build_rag_pipeline
-from pipelines.retrieval import build_retrieval_pipeline, retrieve
+from helpers.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
+from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
+from pipelines.retrieval import build_retrieval_pipeline, has_reranker, retrieve
 
-MODES = ("agentic", "rag")
 CACHE_SIZE = 256
 
 
@@ -47,18 +47,18 @@ def pipeline_inputs(
     streaming_callback: Callable[[StreamingChunk], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The run() data of a query pipeline built by `build_agentic_pipeline` / `build_rag_pipeline`."""
-    data: dict[str, dict[str, Any]] = {name: {"filters": filters} for name in RETRIEVAL_COMPONENTS}
+    data: dict[str, dict[str, Any]] = {path: {"filters": filters} for path in RETRIEVAL_PATHS}
     if top_k:
         data["joiner"] = {"top_k": top_k}
     data["answer"] = {"streaming_callback": streaming_callback}
     if mode == "agentic":
         data["router"] = {"query": query}
     else:
-        for name in RETRIEVAL_COMPONENTS:
-            data[name]["queries"] = [query]
+        for path in RETRIEVAL_PATHS:
+            data[path]["queries"] = [query]
         data["state"] = {"query": query}
-        if "reranker" in pipeline.graph.nodes:
-            data["reranker"] = {"query": query}
+        if has_reranker(pipeline):
+            data[RERANKER] = {"query": query}
     return data
 
 
@@ -151,8 +151,7 @@ class AgenticRAG:
         ``on_step`` receives each stage as it ends (route, rewrite, retrieval paths, judge, decision, …); a set
         ``cancel`` stops the run with `RunCancelled` at the next stage boundary.
         """
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        mode = Mode.parse(mode, PIPELINE_MODES).value
         query = query.strip()
         if not query:
             raise ValueError("query is empty")

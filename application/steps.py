@@ -18,11 +18,11 @@ from typing import Any
 from haystack import Document, Pipeline
 
 from helpers.cancellation import Cancellation
+from helpers.contracts import RETRIEVAL_PATHS
 from helpers.loop_state import LoopState, document_summary
 
 StepCallback = Callable[[dict[str, Any]], None]
 TOP_KEYS = 5
-PATHS = ("citation", "bm25", "dense")
 LOOP_DECISIONS = {"passed_state": "pass", "retry_state": "retry", "web_state": "web_search"}
 
 
@@ -41,7 +41,7 @@ def describe_step(name: str, outputs: dict[str, Any]) -> dict[str, Any] | None:
                 "status": state.pending.get("rewrite", {}).get("status"),
                 "reason": state.pending.get("rewrite", {}).get("reason"),
                 "feedback": state.pending.get("feedback", "")}
-    if name in PATHS:
+    if name in RETRIEVAL_PATHS:
         documents = outputs.get("documents", [])
         return {"stage": "retrieve", "path": name, "count": len(documents), "top": _top(documents)}
     if name in ("joiner", "reranker"):

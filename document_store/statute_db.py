@@ -18,8 +18,9 @@ from pathlib import Path
 
 from haystack import Document
 
+from helpers.statute_labels import LAW_NAME_PREFIX
+
 CURRENT = "现行有效"
-PREFIX = "中华人民共和国"
 ALL = "all"
 
 
@@ -60,10 +61,10 @@ class StatuteDB:
         resolved: list[str] = []
         for raw in names:
             name = raw.strip().strip("《》")
-            candidates = [name, PREFIX + name, name.removeprefix(PREFIX)]
+            candidates = [name, LAW_NAME_PREFIX + name, name.removeprefix(LAW_NAME_PREFIX)]
             match = next((c for c in candidates if c in counts), None)
             if match is None:
-                close = difflib.get_close_matches(PREFIX + name.removeprefix(PREFIX), list(counts), n=3, cutoff=0.5)
+                close = difflib.get_close_matches(LAW_NAME_PREFIX + name.removeprefix(LAW_NAME_PREFIX), list(counts), n=3, cutoff=0.5)
                 hint = f"; did you mean: {', '.join(close)}?" if close else "; `python -m pipelines laws` lists them."
                 raise UnknownLawError(f"Unknown law {raw!r} (no current version in the statute database){hint}")
             if match not in resolved:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 from haystack import Document
 
-from helpers.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
+from helpers.chinese_numerals import CN_NUMERAL_CHARS
+from helpers.contracts import is_web
+from helpers.statute_labels import LAW_NAME_PREFIX, article_no
 
-PREFIX = "中华人民共和国"
 LAW_CITATION_RE = re.compile(
     rf"《([^》]{{1,40}})》\s*(?:第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?)?"
 )
@@ -33,16 +34,15 @@ class CitationCheck:
 
 
 def _same_law(cited: str, law: str) -> bool:
-    cited = cited.strip().removeprefix(PREFIX)
-    return bool(cited) and law.removeprefix(PREFIX) == cited
+    cited = cited.strip().removeprefix(LAW_NAME_PREFIX)
+    return bool(cited) and law.removeprefix(LAW_NAME_PREFIX) == cited
 
 
 def _article(number: str, suffix: str | None) -> str | None:
     try:
-        text = f"第{int_to_cn(cn_to_int(number))}条"
+        return article_no(number, suffix)
     except ValueError:
         return None
-    return f"{text}之{suffix}" if suffix else text
 
 
 def verify_citations(text: str, evidence: list[Document], flag_law_names: bool = True) -> CitationCheck:
@@ -51,8 +51,8 @@ def verify_citations(text: str, evidence: list[Document], flag_law_names: bool =
     ``flag_law_names=False`` leaves a law named without an article unflagged: in a quoted statute, "依照《中华人民
     共和国行政诉讼法》提起诉讼" is the statute's own wording, not a claim about the evidence (about 2% of all
     articles name another law like this); an article it cites (《…》第X条) is still checked."""
-    local = [d for d in evidence if d.meta.get("source") != "web"]
-    web = [d for d in evidence if d.meta.get("source") == "web"]
+    local = [d for d in evidence if not is_web(d)]
+    web = [d for d in evidence if is_web(d)]
     check = CitationCheck(text=text)
 
     def resolve(match: re.Match[str], doc: Document | None, named_law_only: bool = False) -> str:

@@ -31,12 +31,11 @@ from document_store.statute_db import UnknownLawError
 from document_store.text_files import FileLoadError
 from helpers.cancellation import Cancellation, RunCancelled
 from helpers.citations import UNVERIFIED_MARK
+from helpers.contracts import CHAT_MODES, PIPELINE_MODES, Mode
 from llm_access.call_policy import LLMComponent
 
 logger = logging.getLogger(__name__)
 
-MODES = ("agentic", "rag", "agent", "retrieve")
-CHAT_MODES = ("agentic", "rag", "agent")  # a chat reply needs an answer: "retrieve" is for /agentic_rag/run
 MAX_TOP_K = 50
 CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 FOLLOW_UP_RE = re.compile(r"^(那|那么|这|这个|那个|它|其|如果|要是|还有|另外|违反|第.{1,8}条)|呢[？?]?$")
@@ -140,8 +139,7 @@ class ChatAPI:
         if not isinstance(query, str):
             raise ValueError("query must be a string")  # noqa: TRY004 - a client error: HTTP 400
         query = validate_query(query)
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        Mode.parse(mode)
         if isinstance(top_k, bool) or not isinstance(top_k, int | str) or not str(top_k).strip().isdigit() \
                 or not 1 <= int(top_k) <= MAX_TOP_K:
             raise ValueError(f"top_k must be an integer between 1 and {MAX_TOP_K}, got {top_k!r}")
@@ -152,9 +150,9 @@ class ChatAPI:
             on_step: Any = None, cancel: Cancellation | None = None) -> dict[str, Any]:
         with http_errors():
             query, top_k, filters = self._checked(query, mode, top_k, filters)
-            if mode == "retrieve":
+            if mode == Mode.RETRIEVE:
                 return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k)
-            if mode == "agent":
+            if mode == Mode.AGENT:
                 result = self.service.agent(knowledge_base).ask(query)
                 result["knowledge_base"] = knowledge_base or self.service.settings.collection
                 return result
@@ -170,8 +168,7 @@ class ChatAPI:
         options = {"mode": body.get("mode", "agentic"), "knowledge_base": body.get("knowledge_base"),
                    "top_k": body.get("top_k", 10), "filters": body.get("filters")}
         with http_errors():  # bad input and an unknown knowledge base are HTTP errors before any streaming starts
-            if options["mode"] not in CHAT_MODES:
-                raise ValueError(f"chat mode must be one of {CHAT_MODES}, got {options['mode']!r}")
+            Mode.parse(options["mode"], CHAT_MODES)
             self._checked(history[last]["content"], options["mode"], options["top_k"], options["filters"])
             if options["knowledge_base"] is not None and not isinstance(options["knowledge_base"], str):
                 raise ValueError("knowledge_base must be a string")
@@ -215,7 +212,7 @@ class ChatAPI:
 
         def work() -> None:
             try:
-                step = on_step if options["mode"] in ("agentic", "rag") else None
+                step = on_step if options["mode"] in PIPELINE_MODES else None
                 outcome["result"] = self.ask(query, streaming_callback=on_chunk, on_step=step, cancel=cancel,
                                              **options)
             except RunCancelled:

@@ -28,6 +28,7 @@ from document_store.qdrant_store import StoreLockedError, open_document_store
 from document_store.source_manifest import SourceManifest
 from document_store.statute_db import StatuteDB, UnknownLawError
 from document_store.text_files import FileLoadError
+from helpers.contracts import PIPELINE_MODES, Mode
 from llm_access.embedded_server import LLMServerError
 
 EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, LLMServerError, ValueError)
@@ -249,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--collection")
     ask = sub.add_parser("ask", help="answer a question with citations (agentic loop or plain RAG)")
     ask.add_argument("query")
-    ask.add_argument("--mode", choices=["agentic", "rag"], default="agentic")
+    ask.add_argument("--mode", choices=[m.value for m in PIPELINE_MODES], default=Mode.AGENTIC.value)
     ask.add_argument("--json", action="store_true", help="the whole result, trace included, as JSON")
     ask.add_argument("--collection")
     ask.add_argument("--pipeline", help="run a query pipeline YAML instead (e.g. yaml_pipelines/agentic.yaml)")

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from haystack import default_from_dict, default_to_dict, logging
+from haystack import component, default_from_dict, default_to_dict, logging
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
@@ -36,7 +36,8 @@ ROLES = ("main", "light")
 
 @dataclass
 class LLMCall:
-    """The outcome of one LLM call: ``text`` or an ``error`` (never both), and its duration."""
+    """The outcome of one LLM call: ``text`` (or, for a tool call, ``reply.tool_calls``) or an ``error``, never
+    both, and its duration."""
 
     text: str | None
     error: str | None
@@ -94,7 +95,7 @@ class LLMComponent:
 
     def chat(
         self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None, streaming_callback: Any = None,
-        no_echo: list[str] | None = None,
+        no_echo: list[str] | None = None, tools: list[Any] | None = None,
     ) -> LLMCall:
         """One chat call; transport errors, timeouts and empty replies come back as ``error``.
 
@@ -125,7 +126,7 @@ class LLMComponent:
         for attempt in (1, 2):
             try:
                 result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
-                                                 streaming_callback=stream)
+                                                 streaming_callback=stream, **({"tools": tools} if tools else {}))
                 break
             except RunCancelled as cancelled:  # the streaming callback's caller went away
                 _close_streams(cancelled)
@@ -147,9 +148,12 @@ class LLMComponent:
         text = replies[0].text if replies else None
         for guard in guards:
             text = guard.redact(text) if text else text
-        if not text:
+        tool_calls = replies[0].tool_calls if replies else []
+        if not text and not tool_calls:
             return LLMCall(None, "LLM 返回了空回复", time.perf_counter() - started)
-        return LLMCall(text, None, time.perf_counter() - started, replies[0])
+        reply = replies[0] if text == replies[0].text else ChatMessage.from_assistant(
+            text=text, tool_calls=tool_calls, meta=replies[0].meta)  # what a guard removed is gone from the reply too
+        return LLMCall(text, None, time.perf_counter() - started, reply)
 
 
 def _close_streams(error: BaseException) -> None:
@@ -169,3 +173,32 @@ _unavailable_until: dict[str, float] = {}  # endpoint → monotonic time until w
 
 def cooldown_seconds() -> float:
     return float(os.environ.get("LLM_COOLDOWN", "30"))
+
+
+class LLMUnavailableError(RuntimeError):
+    """Raised by `PolicyChatGenerator` where the call policy returned an error (timeout, server down, cooldown)."""
+
+
+@component
+class PolicyChatGenerator:
+    """A chat generator that makes every call through the call policy of `LLMComponent.chat` (retries, cooldown,
+    server revive, leak and echo guards), for code that needs a generator object: Haystack's `Agent`.
+
+    Usage::
+
+        agent = Agent(chat_generator=PolicyChatGenerator(make_chat_generator()), tools=[...])
+    """
+
+    def __init__(self, chat_generator: OpenAIChatGenerator) -> None:
+        self.policy = LLMComponent(chat_generator)
+
+    def warm_up(self) -> None:
+        self.policy.warm_up()
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None,
+            tools: list[Any] | None = None, streaming_callback: Any = None) -> dict[str, list[ChatMessage]]:
+        call = self.policy.chat(messages, generation_kwargs, streaming_callback, tools=tools)
+        if call.error is not None or call.reply is None:
+            raise LLMUnavailableError(call.error or "no reply")
+        return {"replies": [call.reply]}

@@ -29,13 +29,12 @@ from components.routers.query_router import QueryRouter
 from components.routers.round_tracker import RoundTracker
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
 from config.settings import Settings
+from helpers.contracts import RERANKER, RETRIEVAL_PATHS
 from helpers.loop_state import LoopState
 from pipelines.judges import make_judge
 from pipelines.prompts import ANSWER_TEMPLATE
-from pipelines.retrieval import add_retrieval, make_reranker
+from pipelines.retrieval import add_retrieval, evidence_output, has_reranker, make_reranker
 
-MODES = ("agentic", "rag")
-RETRIEVAL_COMPONENTS = ("citation", "bm25", "dense")
 CACHE_SIZE = 256
 
 
@@ -90,12 +89,12 @@ def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settin
 
     pipeline.connect("router.query", "query_joiner.value")
     pipeline.connect("query_joiner.value", "rewriter.query")
-    for name in RETRIEVAL_COMPONENTS:
-        pipeline.connect("rewriter.queries", f"{name}.queries")
+    for path in RETRIEVAL_PATHS:
+        pipeline.connect("rewriter.queries", f"{path}.queries")
     pipeline.connect("rewriter.query", "joiner.primary_query")  # the question outweighs its rewrites
-    evidence = "reranker.documents" if "reranker" in pipeline.graph.nodes else "joiner.documents"
-    if "reranker" in pipeline.graph.nodes:
-        pipeline.connect("rewriter.query", "reranker.query")
+    evidence = f"{evidence_output(pipeline)}.documents"
+    if has_reranker(pipeline):
+        pipeline.connect("rewriter.query", f"{RERANKER}.query")
     pipeline.connect(evidence, "judge.documents")
     pipeline.connect(evidence, "tracker.documents")
     pipeline.connect("rewriter.query", "judge.query")
@@ -121,7 +120,6 @@ def build_rag_pipeline(document_store: QdrantDocumentStore, settings: Settings, 
     add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings))
     pipeline.add_component("state", RetrievalState())
     add_answer_stage(pipeline)
-    evidence = "reranker.documents" if "reranker" in pipeline.graph.nodes else "joiner.documents"
-    pipeline.connect(evidence, "state.documents")
+    pipeline.connect(f"{evidence_output(pipeline)}.documents", "state.documents")
     pipeline.connect("state.state", "selector.state")
     return pipeline

@@ -24,6 +24,7 @@ from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
+from helpers.contracts import RERANKER, RETRIEVAL_PATHS, RetrievalPath
 from pipelines.embedders import text_embedder
 
 MODES = ("bm25", "dense", "hybrid")
@@ -59,20 +60,29 @@ def add_retrieval(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     candidates = max(CANDIDATES_PER_PATH, top_k)
-    pipeline.add_component("citation", CitationLookup(document_store=document_store))
+    pipeline.add_component(RetrievalPath.CITATION.value, CitationLookup(document_store=document_store))
     pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights={**PATH_WEIGHTS, "bm25": settings.bm25_weight},
                                                primary_weight=settings.question_weight))
-    pipeline.connect("citation.rankings", "joiner.rankings")
+    pipeline.connect(f"{RetrievalPath.CITATION}.rankings", "joiner.rankings")
     if mode in ("bm25", "hybrid"):
-        pipeline.add_component("bm25", JiebaBM25Retriever(document_store=document_store, top_k=candidates))
-        pipeline.connect("bm25.rankings", "joiner.rankings")
+        pipeline.add_component(RetrievalPath.BM25.value, JiebaBM25Retriever(document_store=document_store, top_k=candidates))
+        pipeline.connect(f"{RetrievalPath.BM25}.rankings", "joiner.rankings")
     if mode in ("dense", "hybrid"):
         dense = DenseRetriever(document_store=document_store, embedder=text_embedder(settings), top_k=candidates)
-        pipeline.add_component("dense", dense)
-        pipeline.connect("dense.rankings", "joiner.rankings")
+        pipeline.add_component(RetrievalPath.DENSE.value, dense)
+        pipeline.connect(f"{RetrievalPath.DENSE}.rankings", "joiner.rankings")
     if reranker is not None:
-        pipeline.add_component("reranker", reranker)
-        pipeline.connect("joiner.documents", "reranker.documents")
+        pipeline.add_component(RERANKER, reranker)
+        pipeline.connect("joiner.documents", f"{RERANKER}.documents")
+
+
+def has_reranker(pipeline: Pipeline) -> bool:
+    return RERANKER in pipeline.graph.nodes
+
+
+def evidence_output(pipeline: Pipeline) -> str:
+    """The component whose ``documents`` are a query pipeline's retrieved evidence: the reranker, if any."""
+    return RERANKER if has_reranker(pipeline) else "joiner"
 
 
 def build_retrieval_pipeline(
@@ -92,11 +102,10 @@ def retrieval_inputs(
     pipeline: Pipeline, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
 ) -> dict[str, dict[str, Any]]:
     """``pipeline.run`` data for the retrieval components; ``queries[0]`` is the question the joiner favours."""
-    data: dict[str, dict[str, Any]] = {"joiner": {"top_k": top_k, "primary_query": queries[0] if queries else None},
-                                       "citation": {"queries": queries, "filters": filters}}
-    for name in ("bm25", "dense"):
-        if name in pipeline.graph.nodes:
-            data[name] = {"queries": queries, "filters": filters}
+    data: dict[str, dict[str, Any]] = {"joiner": {"top_k": top_k, "primary_query": queries[0] if queries else None}}
+    for path in RETRIEVAL_PATHS:
+        if path in pipeline.graph.nodes:
+            data[path] = {"queries": queries, "filters": filters}
     return data
 
 
@@ -105,7 +114,6 @@ def retrieve(
 ) -> list[Document]:
     """Run a pipeline built by `build_retrieval_pipeline` for a list of queries (the original first)."""
     data = retrieval_inputs(pipeline, queries, top_k, filters)
-    if "reranker" in pipeline.graph.nodes:
-        data["reranker"] = {"query": queries[0]}
-        return pipeline.run(data)["reranker"]["documents"]
-    return pipeline.run(data)["joiner"]["documents"]
+    if has_reranker(pipeline):
+        data[RERANKER] = {"query": queries[0]}
+    return pipeline.run(data)[evidence_output(pipeline)]["documents"]

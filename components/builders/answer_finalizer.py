@@ -19,7 +19,9 @@ from typing import Any
 from haystack import Document, component
 
 from helpers.citations import verify_citations
+from helpers.contracts import is_web
 from helpers.loop_state import LoopState
+from helpers.statute_labels import citation_label
 
 NO_ANSWER = (
     "抱歉，知识库中没有找到足以回答这个问题的法律依据，我不想给出没有依据的答案。\n"
@@ -31,7 +33,7 @@ LLM_DOWN = "语言模型暂时不可用（{error}），无法生成解答。以�
 
 def citation_of(doc: Document, verified: bool = True, mentions: list[str] | None = None) -> dict[str, Any]:
     """A citation or evidence entry; ``mentions`` are the exact strings of the answer that cite ``doc``."""
-    if doc.meta.get("source") == "web":
+    if is_web(doc):
         return {"type": "web", "label": doc.meta.get("evidence_label"), "title": doc.meta.get("title"),
                 "url": doc.meta.get("url"), "text": doc.content, "key": doc.meta.get("key"), "verified": verified,
                 "mentions": mentions or []}
@@ -41,7 +43,7 @@ def citation_of(doc: Document, verified: bool = True, mentions: list[str] | None
 
 
 def article_label(doc: Document) -> str:
-    return f"《{doc.meta.get('law')}》{doc.meta.get('article_no')}"
+    return citation_label(doc)
 
 
 def list_articles(documents: list[Document], evidence: list[Document]) -> str:
@@ -49,7 +51,7 @@ def list_articles(documents: list[Document], evidence: list[Document]) -> str:
     text in the knowledge base that cites an article outside the evidence is flagged, not passed on as a source);
     a law the quote merely names is the statute's own wording and stays unflagged."""
     return "\n".join(f"- {article_label(d)}：{verify_citations((d.content or '')[:200], evidence, flag_law_names=False).text}"
-                     for d in documents if d.meta.get("source") != "web")
+                     for d in documents if not is_web(d))
 
 
 @component
@@ -69,12 +71,12 @@ class AnswerFinalizer:
         elif error or not text.strip():
             answer_error = error or "空回复"
             answer = LLM_DOWN.format(error=answer_error) + list_articles(evidence, evidence)
-            cited, unverified, needs_human = [d for d in evidence if d.meta.get("source") != "web"], [], True
+            cited, unverified, needs_human = [d for d in evidence if not is_web(d)], [], True
         else:
             check = verify_citations(text, evidence)
             answer, cited, unverified, mentions = check.text, check.verified, check.unverified, check.mentions
-            local = [d for d in evidence if d.meta.get("source") != "web"][:3]
-            if not any(d.meta.get("source") != "web" for d in cited) and local:
+            local = [d for d in evidence if not is_web(d)][:3]
+            if not any(not is_web(d) for d in cited) and local:
                 answer += "\n\n参考法条：\n" + list_articles(local, evidence)
                 cited = local + cited
             elif situation == "partial" and (found := [d for d in local if d not in cited]):

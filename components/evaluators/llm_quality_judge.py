@@ -21,6 +21,7 @@ from haystack.dataclasses import ChatMessage
 
 from helpers.llm_json import parse_json_object
 from helpers.prompt_guard import quote_data
+from helpers.statute_labels import citation_label
 from llm_access.call_policy import LLMComponent
 
 DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")
@@ -41,7 +42,7 @@ SYSTEM = """你是法律检索质量评估员。根据用户问题，评估检�
 def format_evidence(documents: list[Document], max_chars: int) -> str:
     lines = []
     for i, doc in enumerate(documents, start=1):
-        title = f"《{doc.meta.get('law', '')}》{doc.meta.get('article_no', '')}" if doc.meta.get("law") else doc.meta.get(
+        title = citation_label(doc) if doc.meta.get("law") else doc.meta.get(
             "title", "")
         lines.append(quote_data(f"[{i}] {title}：{(doc.content or '')[:max_chars]}"))
     return "\n".join(lines)

@@ -17,13 +17,14 @@ import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict, logging
+from haystack import Document, component, logging
 from haystack.components.generators.chat import OpenAIChatGenerator
-from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage
-from openai import OpenAIError
+
+from helpers.prompt_guard import quote_data
+from helpers.statute_labels import citation_label
+from llm_access.call_policy import LLMComponent
 
 logger = logging.getLogger(__name__)
 
@@ -64,14 +65,17 @@ def yes_probability(reply: ChatMessage) -> float:
 
 
 @component
-class LLMRelevanceRanker:
+class LLMRelevanceRanker(LLMComponent):
     """Reorders the first ``top_n`` documents by LLM relevance; the rest keep their order behind them.
 
-    :param chat_generator: the LLM; ``None`` = the project's LLM factory (`llm_access.factory`) at warm-up.
+    :param chat_generator: the LLM; ``None`` = the project's LLM factory (`llm_access.factory`) at warm-up. Every
+        call goes through the project's one LLM call policy (`llm_access.call_policy`): cooldown, revive, guards.
     :param top_n: how many of the incoming documents are scored (one LLM call each).
     :param max_chars: characters of each passage shown to the LLM.
     :param max_workers: concurrent LLM calls (a local llama.cpp server serves them one by one anyway).
     """
+
+    _params = ("top_n", "max_chars", "max_workers")
 
     def __init__(
         self,
@@ -82,48 +86,27 @@ class LLMRelevanceRanker:
     ) -> None:
         if top_n < 1:
             raise ValueError(f"top_n must be >= 1, got {top_n}")
-        self.chat_generator = chat_generator
+        LLMComponent.__init__(self, chat_generator, role="main")  # @component re-creates the class: no super()
         self.top_n = top_n
         self.max_chars = max_chars
         self.max_workers = max_workers
         _silence_expected_truncation()
 
-    def warm_up(self) -> None:
-        if self.chat_generator is None:
-            from llm_access.factory import make_chat_generator
-
-            self.chat_generator = make_chat_generator()
-        self.chat_generator.warm_up()
-
-    def to_dict(self) -> dict[str, Any]:
-        generator = component_to_dict(self.chat_generator, "chat_generator") if self.chat_generator else None
-        return default_to_dict(self, chat_generator=generator, top_n=self.top_n, max_chars=self.max_chars,
-                               max_workers=self.max_workers)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "LLMRelevanceRanker":
-        params = data["init_parameters"]
-        if params.get("chat_generator"):
-            params["chat_generator"] = component_from_dict(OpenAIChatGenerator, params["chat_generator"],
-                                                           "chat_generator")
-        return default_from_dict(cls, data)
-
     def _score(self, query: str, doc: Document) -> float:
-        citation = f"《{doc.meta.get('law', '')}》{doc.meta.get('article_no', '')}"
         messages = [
             ChatMessage.from_system(SYSTEM),
-            ChatMessage.from_user(USER.format(query=query, citation=citation, text=(doc.content or "")[: self.max_chars])),
+            ChatMessage.from_user(USER.format(query=query, citation=citation_label(doc),
+                                              text=quote_data((doc.content or "")[: self.max_chars]))),
         ]
-        assert self.chat_generator is not None, "call warm_up() first"
         _scoring.active = True
         try:
-            reply = self.chat_generator.run(messages=messages, generation_kwargs=GENERATION_KWARGS)["replies"][0]
-        except (OpenAIError, ValueError, IndexError) as error:  # a failure must not lose the evidence
-            logger.warning("LLM relevance scoring failed, keeping retrieval order: {error}", error=str(error))
-            return -1.0
+            call = self.chat(messages, GENERATION_KWARGS)
         finally:
             _scoring.active = False
-        return yes_probability(reply)
+        if call.error or call.reply is None:  # a failure must not lose the evidence
+            logger.warning("LLM relevance scoring failed, keeping retrieval order: {error}", error=call.error)
+            return -1.0
+        return yes_probability(call.reply)
 
     @component.output_types(documents=list[Document])
     def run(self, query: str, documents: list[Document], top_n: int | None = None) -> dict[str, list[Document]]:

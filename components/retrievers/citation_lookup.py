@@ -17,20 +17,14 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store.collection_mirror import mirror_for
 from document_store.qdrant_store import from_dict_sharing_store
-from helpers.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
+from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.ranking import Ranking
+from helpers.statute_labels import LAW_NAME_PREFIX, article_no
 
-PREFIX = "中华人民共和国"
 _NUM = rf"(\d+|[{CN_NUMERAL_CHARS}]+)"
 CITATION_RE = re.compile(
     rf"(?:《?([\u4e00-\u9fff（）()]{{1,40}}?(?:法典|法|条例|规定|决定|解释))》?)?\s*第?\s*{_NUM}\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?"
 )
-
-
-def article_no(number: str, suffix: str | None = None) -> str:
-    """Normalise an article number to the corpus form: ``13`` → ``第十三条``, with ``之一`` kept."""
-    text = f"第{int_to_cn(cn_to_int(number))}条"
-    return f"{text}之{suffix}" if suffix else text
 
 
 @component
@@ -56,7 +50,7 @@ class CitationLookup:
             # The regex may swallow leading words ("根据个人信息保护法"): try ever shorter suffixes.
             for start in range(len(mention)):
                 name = mention[start:]
-                for candidate in (name, PREFIX + name):
+                for candidate in (name, LAW_NAME_PREFIX + name):
                     if candidate in laws:
                         return candidate
             return None

@@ -28,6 +28,8 @@ import serpapi
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.utils import Secret, deserialize_secrets_inplace
 
+from helpers.contracts import WEB_SOURCE
+
 logger = logging.getLogger(__name__)
 
 MAX_TOP_K = 20
@@ -210,7 +212,7 @@ class SerpAPIWebSearch:
             if not content:
                 continue
             meta = {"url": url, "title": title, "snippet": snippet, "position": position,
-                    "source": "web", "key": f"web:{url}"}
+                    "source": WEB_SOURCE, "key": f"web:{url}"}
             documents.append(Document(content=content, meta=meta))
             if len(documents) >= top_k:
                 break

@@ -8,11 +8,12 @@ from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
 
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
-from components.retrievers.citation_lookup import CitationLookup, article_no
+from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from harness.openai_server import ScriptedOpenAIServer
 from helpers.jieba_tokenizer import JiebaTokenizer
+from helpers.statute_labels import article_no
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 

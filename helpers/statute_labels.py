@@ -1,0 +1,28 @@
+"""How statutes are named, defined once: the law-name prefix, article numbers and the 《法名》第X条 label.
+
+Usage::
+
+    from helpers.statute_labels import LAW_NAME_PREFIX, article_no, citation_label
+    article_no("13")             # "第十三条"; article_no("十三", "一") → "第十三条之一"
+    citation_label(doc)          # "《中华人民共和国个人信息保护法》第十三条"
+"""
+
+from __future__ import annotations
+
+from haystack import Document
+
+from helpers.chinese_numerals import cn_to_int, int_to_cn
+
+LAW_NAME_PREFIX = "中华人民共和国"  # national laws carry it in the corpus; users and answers often leave it out
+
+
+def article_no(number: str, suffix: str | None = None) -> str:
+    """Normalise an article number (Arabic or Chinese numerals) to the corpus form: ``13`` → ``第十三条``, with
+    ``之一`` kept; raises `ValueError` for text that is not a number."""
+    text = f"第{int_to_cn(cn_to_int(number))}条"
+    return f"{text}之{suffix}" if suffix else text
+
+
+def citation_label(doc: Document) -> str:
+    """The label an answer cites an article by: ``《law》article_no``."""
+    return f"《{doc.meta.get('law', '')}》{doc.meta.get('article_no', '')}"
