@@ -107,7 +107,7 @@ def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int
 Command: `.venv/bin/python benchmarks/agentic.py {' '.join(sys.argv[1:])}`
 Sample: {sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`; all current articles indexed.
 **Completed: {len(paired)} of {sample}** (queries that every mode finished; the table is over these only). {note}
-Per-query rows are in `{args.log}`.
+Per-query rows (not kept in git) are in `{args.log}`.
 
 | mode | queries | Recall@10 of final evidence | citation recall | of which written by the model | LLM calls median | LLM calls p95 | s/query median | s/query p95 |
 |---|---|---|---|---|---|---|---|---|
@@ -129,7 +129,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random sample (another seed: other queries)")
     parser.add_argument("--out", default="benchmarks/reports/agentic.md")
     parser.add_argument("--modes", default="rag,agentic")
-    parser.add_argument("--log", default="benchmarks/reports/agentic_runs.jsonl", help="per-query results")
+    parser.add_argument("--log", default="benchmarks/runs/agentic_runs.jsonl", help="per-query results")
     parser.add_argument("--resume", action="store_true", help="keep the rows already in --log, run the rest")
     parser.add_argument("--max-minutes", type=float, default=0, help="start no new query after this (0 = no limit)")
     parser.add_argument("--report-only", action="store_true", help="write the report from --log, run nothing")
@@ -159,6 +159,7 @@ def main() -> None:
         askers = dict.fromkeys(range(FOLDS), AgenticRAG(open_document_store(settings), settings))
     judge = resolve_judge(next(iter(askers.values())).settings)
     started = time.perf_counter()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "a" if args.resume else "w", encoding="utf-8") as log:
         for i, item in enumerate(queries, start=1):
             if args.max_minutes and time.perf_counter() - started > 60 * args.max_minutes:

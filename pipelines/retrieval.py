@@ -29,7 +29,7 @@ from pipelines.embedders import text_embedder
 
 MODES = ("bm25", "dense", "hybrid")
 RERANKERS = ("none", "llm", "cross-encoder", "evaluator")
-CANDIDATES_PER_PATH = 100  # benchmarks/fusion_study.py: depth 100 keeps R@10 and raises R@100 (0.804 → 0.817)
+CANDIDATES_PER_PATH = 100  # research/fusion_study.py: depth 100 keeps R@10 and raises R@100 (0.804 → 0.817)
 # An exact citation (“民法典第1032条”) is what the user asked for: it outranks anything a search path finds.
 PATH_WEIGHTS = {"citation": 100.0}
 

@@ -7,7 +7,7 @@ epoch), trained on folds 1-4 of benchmarks/judge_calibration.py's folds and meas
 model goes through the same int8 ONNX export as the shipped encoder and encodes all 23,490 articles. One fold is
 a probe of the recipe's cost and direction, not a cross-validated result.
 
-    .venv/bin/python research/embedder_probe.py [--fold 0] [--out research/embedder_probe.md]
+    .venv/bin/python research/embedder_probe.py [--fold 0] [--out research/reports/embedder_probe.md]
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def rankings(query_vectors: np.ndarray, corpus: np.ndarray, docs: list, depth: i
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fold", type=int, default=0)
-    parser.add_argument("--out", default="research/embedder_probe.md")
+    parser.add_argument("--out", default="research/reports/embedder_probe.md")
     parser.add_argument("--trained", help="reuse a model folder trained by an earlier run (skips training)")
     args = parser.parse_args()
     settings = bench_settings()

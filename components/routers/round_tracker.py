@@ -4,7 +4,7 @@ and sets the flags the loop's `ConditionalRouter` decides on (``passed``, ``impr
 Best evidence = the round with the highest judge total. On a tie the later round's evidence is kept (the loop
 still stops, as the round did not improve): every round searches the original question, later rounds add the
 rewrites, and on STARD the fused original + rewrites found more gold articles than the original alone
-(benchmarks/reports/rewrite_study.md).
+(research/reports/rewrite_study.md).
 
 Usage::
 

@@ -13,7 +13,7 @@ Metric: citation recall of the model's own verified citations (and with the appe
 top-5 evidence (what the answer sees) holds no gold article scores 0 without an LLM call: no verified citation can
 name a gold article then. Writes a Markdown report with per-query rows.
 
-    .venv/bin/python benchmarks/answer_prompt_study.py [--log benchmarks/reports/agentic_runs.jsonl] [--seed 0] [--out PATH]
+    .venv/bin/python research/answer_prompt_study.py [--log benchmarks/runs/agentic_runs.jsonl] [--seed 0] [--out PATH]
 """
 
 from __future__ import annotations
@@ -61,11 +61,11 @@ def best_round(rounds: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
-    parser.add_argument("--log", default="benchmarks/reports/agentic_runs.jsonl", help="an agentic benchmark log")
+    parser.add_argument("--log", default="benchmarks/runs/agentic_runs.jsonl", help="an agentic benchmark log")
     parser.add_argument("--sample", type=int, default=60, help="the sample size of that benchmark run")
     parser.add_argument("--seed", type=int, default=0, help="the sample seed of that benchmark run")
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"a subset of {','.join(VARIANTS)}")
-    parser.add_argument("--out", default="benchmarks/reports/answer_prompt_study.md")
+    parser.add_argument("--out", default="research/reports/answer_prompt_study.md")
     args = parser.parse_args()
     variants = args.variants.split(",")
     if unknown := set(variants) - set(VARIANTS):
@@ -124,7 +124,7 @@ def write_report(args: argparse.Namespace, variants: list[str], rows: list[dict[
         + " |" for r in rows)
     report = f"""# Answer prompt study: the model's own citations by answer situation
 
-Command: `.venv/bin/python benchmarks/answer_prompt_study.py {' '.join(sys.argv[1:])}`
+Command: `.venv/bin/python research/answer_prompt_study.py {' '.join(sys.argv[1:])}`
 Queries: the {len(rows)} queries of `{args.log}` with an agentic row that retrieved (seed-{args.seed} sample of
 `{Path(args.queries).name}`). Evidence re-retrieved from the logged queries; differed from the logged top 10 on
 {mismatches} of {2 * len(rows)} lists. Answers at the pipeline's temperature (0.2).

@@ -5,7 +5,7 @@ plain RRF, weighted RRF, different k, deeper candidate lists, and a law-level pr
 dominate the fused list get a boost). Used to choose and justify the fusion settings in pipelines/retrieval.py;
 the printout is summarised in benchmarks/reports/retrieval.md.
 
-    .venv/bin/python benchmarks/fusion_study.py [--queries PATH]
+    .venv/bin/python research/fusion_study.py [--queries PATH]
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ fused list to the second-pass fused list (expansion, second search(es), fusion),
 The store is opened from a copy (the original may be locked by a running process)::
 
     cp -r data/corpus_qdrant /tmp/prf_qdrant
-    .venv/bin/python benchmarks/prf_study.py [--qdrant-path /tmp/prf_qdrant] [--queries PATH] [--out PATH]
+    .venv/bin/python research/prf_study.py [--qdrant-path /tmp/prf_qdrant] [--queries PATH] [--out PATH]
 
-The discussion of the results is benchmarks/reports/prf_study.md.
+The discussion of the results is research/reports/prf_study.md.
 """
 
 from __future__ import annotations

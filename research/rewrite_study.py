@@ -10,7 +10,7 @@ For the first N queries of the agentic benchmark's sample (seed 0), Recall@10 of
 
 Separates the rewriter's effect from the judge's choice of round. Writes a Markdown report with per-query rows.
 
-    .venv/bin/python benchmarks/rewrite_study.py [--queries PATH] [--sample 30] [--out PATH]
+    .venv/bin/python research/rewrite_study.py [--queries PATH] [--sample 30] [--out PATH]
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
     parser.add_argument("--sample", type=int, default=30, help="the first N of benchmarks/agentic.py's 60")
-    parser.add_argument("--out", default="benchmarks/reports/rewrite_study.md")
+    parser.add_argument("--out", default="research/reports/rewrite_study.md")
     args = parser.parse_args()
     settings = bench_settings()
     store, pipeline = bench_retrieval(settings)
@@ -91,7 +91,7 @@ def main() -> None:
     header = " | ".join(VARIANTS) + " |"
     report = f"""# Rewrite study (STARD sample)
 
-Command: `.venv/bin/python benchmarks/rewrite_study.py {' '.join(sys.argv[1:])}`
+Command: `.venv/bin/python research/rewrite_study.py {' '.join(sys.argv[1:])}`
 
 Recall@10 of the hybrid retrieval, {len(rows)} queries (the first {args.sample} of the agentic benchmark's sample).
 

@@ -11,8 +11,8 @@ the logged judge totals by `RoundTracker`'s rule) or are written afresh on anoth
 round 1 retrieved and judged, then the rewriter given the judge's note, as in the pipeline's round 2; kept in
 ``--cache`` so that a rerun needs no LLM).
 
-    .venv/bin/python benchmarks/query_weight_study.py --log benchmarks/reports/agentic_runs.jsonl [--out PATH]
-    .venv/bin/python benchmarks/query_weight_study.py --seed 2 --sample 40 --cache PATH [--out PATH]
+    .venv/bin/python research/query_weight_study.py --log benchmarks/runs/agentic_runs.jsonl [--out PATH]
+    .venv/bin/python research/query_weight_study.py --seed 2 --sample 40 --cache PATH [--out PATH]
 """
 
 from __future__ import annotations
@@ -33,15 +33,16 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from haystack import Pipeline
 
 from benchmarks.agentic import read_log
-from benchmarks.answer_prompt_study import best_round
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from benchmarks.rewrite_study import rewrite_after_note
 from components.joiners.rrf_joiner import RRFJoiner
+from helpers.contracts import RETRIEVAL_PATHS
 from pipelines.retrieval import PATH_WEIGHTS, retrieval_inputs, retrieve
+from research.answer_prompt_study import best_round
+from research.rewrite_study import rewrite_after_note
 
-PATHS = ("citation", "bm25", "dense")
+PATHS = RETRIEVAL_PATHS
 
 
 def logged_rounds(log: Path, by_qid: dict[int, dict]) -> list[dict[str, Any]]:
@@ -89,10 +90,10 @@ def main() -> None:
     parser.add_argument("--log", help="an agentic benchmark log (its best rounds' queries)")
     parser.add_argument("--seed", type=int, default=2, help="without --log: the sample to write rewrites for")
     parser.add_argument("--sample", type=int, default=40)
-    parser.add_argument("--cache", default="benchmarks/reports/query_weight_rewrites.jsonl",
+    parser.add_argument("--cache", default="benchmarks/runs/query_weight_rewrites.jsonl",
                         help="without --log: where the written rewrites are kept")
     parser.add_argument("--weights", default="1,1.5,2,3", help="primary_weight values; 1 = equal weights")
-    parser.add_argument("--out", default="benchmarks/reports/query_weight_study.md")
+    parser.add_argument("--out", default="research/reports/query_weight_study.md")
     args = parser.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
     items = load_queries(args.queries)
@@ -134,7 +135,7 @@ def main() -> None:
                       + [line(f"question + rewrites, question weight {w:g}", w) for w in weights])
     report = f"""# Question weight in a rewritten round's fusion (STARD sample)
 
-Command: `.venv/bin/python benchmarks/query_weight_study.py {' '.join(sys.argv[1:])}`
+Command: `.venv/bin/python research/query_weight_study.py {' '.join(sys.argv[1:])}`
 Queries: {len(rows)}, {source}. Hybrid retrieval (citation + BM25 + dense, RRF), top 10.
 (+b / −w): queries better / worse than the question alone.
 

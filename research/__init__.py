@@ -1,0 +1,1 @@
+"""One-off studies: what was tried and measured once, with its report in research/reports/; nothing imports them."""
