@@ -5,7 +5,7 @@ Usage::
 
     agent = KnowledgeAgent(rag)              # rag: application.rag.AgenticRAG over a knowledge base
     result = agent.ask("公司收集我的个人信息需要我同意吗")
-    result["answer"], result["steps"], result["stop_reason"], result["citations"]
+    result.answer, result.steps, result.stop_reason, result.citations
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from components.builders.answer_finalizer import LLM_DOWN, citation_of, list_art
 from components.routers.query_router import QueryRouter
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
 from helpers.citations import verify_citations
-from helpers.contracts import is_web
+from helpers.contracts import Mode, is_web
 from helpers.prompt_guard import quote_data
+from helpers.result import RAGResult
 from helpers.statute_labels import citation_label
 from llm_access.call_policy import LLMUnavailableError, PolicyChatGenerator
 from llm_access.factory import make_chat_generator
@@ -90,15 +91,14 @@ class KnowledgeAgent:
     def _search(self, query: str) -> list[Document]:
         return retrieve(self.rag.pipelines["retrieve"], [query], top_k=self.top_k)  # the already-warm pipeline
 
-    def ask(self, query: str) -> dict[str, Any]:
+    def ask(self, query: str) -> RAGResult:
         started = time.perf_counter()
         route = self.router.classify(query)
         if route["route"] == "chitchat":
             from components.routers.query_router import canned_reply
 
-            return {"answer": canned_reply(query), "steps": [], "stop_reason": "chitchat", "citations": [],
-                    "unverified_citations": [], "sources": [], "mode": "agent",
-                    "trace": {"route": route, "steps": [], "total_seconds": 0.0, "llm_calls_total": 0}}
+            return RAGResult.chitchat(canned_reply(query), Mode.AGENT.value, {
+                "route": route, "steps": [], "stop_reason": "chitchat", "total_seconds": 0.0, "llm_calls_total": 0})
         sources: list[Document] = []
         agent = Agent(chat_generator=self.chat_generator, tools=self._tools(sources), system_prompt=SYSTEM,
                       max_agent_steps=self.max_steps)
@@ -123,7 +123,7 @@ class KnowledgeAgent:
                             started, checked_tail=tail)
 
     def _fallback(self, query: str, sources: list[Document], route: dict[str, Any], reason: str, llm_down: bool,
-                  started: float) -> dict[str, Any]:
+                  started: float) -> RAGResult:
         """The agent failed or never searched: search the question itself and answer from that (or list what was
         found when the LLM is down)."""
         if not any(not is_web(d) for d in sources):
@@ -137,18 +137,19 @@ class KnowledgeAgent:
         return self._result(answer, sources, steps, "fallback_search", route, 1, started, checked_tail=tail)
 
     def _result(self, answer: str, sources: list[Document], steps: list[dict[str, Any]], stop_reason: str,
-                route: dict[str, Any], llm_calls: int, started: float, checked_tail: str = "") -> dict[str, Any]:
-        """The result dict; the model's ``answer`` gets its citations checked, ``checked_tail`` (an article list
+                route: dict[str, Any], llm_calls: int, started: float, checked_tail: str = "") -> RAGResult:
+        """The result; the model's ``answer`` gets its citations checked, ``checked_tail`` (an article list
         already checked by `list_articles`) is appended as it is."""
         check = verify_citations(answer, sources)
-        return {
-            "answer": check.text + checked_tail, "steps": steps, "stop_reason": stop_reason, "mode": "agent",
-            "citations": [{**citation_of(d, mentions=check.mentions.get(d.id)), "by_model": True} for d in check.verified],
-            "unverified_citations": check.unverified,
-            "sources": [citation_of(d) for d in sources],
-            "trace": {"route": route, "steps": steps, "stop_reason": stop_reason, "llm_calls_total": llm_calls,
-                      "total_seconds": round(time.perf_counter() - started, 3)},
-        }
+        return RAGResult(
+            answer=check.text + checked_tail, mode=Mode.AGENT.value, situation="agent", steps=steps,
+            stop_reason=stop_reason,
+            citations=[{**citation_of(d, mentions=check.mentions.get(d.id)), "by_model": True} for d in check.verified],
+            unverified_citations=check.unverified,
+            sources=[citation_of(d) for d in sources],
+            trace={"route": route, "steps": steps, "stop_reason": stop_reason, "llm_calls_total": llm_calls,
+                   "total_seconds": round(time.perf_counter() - started, 3)},
+        )
 
     def _final_answer(self, query: str, sources: list[Document]) -> tuple[str, str]:
         """The answer written from ``sources`` alone, and an article list to append (checked) when it failed."""

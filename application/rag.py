@@ -5,7 +5,7 @@ Usage::
     from application.rag import AgenticRAG
     rag = AgenticRAG.from_settings()          # opens the store, builds and warms up both pipelines
     result = rag.ask("公司收集我的个人信息需要我同意吗", mode="agentic")
-    print(result["answer"], result["citations"], result["trace"])
+    print(result.answer, result.citations, result.trace)
     rag.close()
 """
 
@@ -28,6 +28,7 @@ from config.settings import Settings
 from document_store.qdrant_store import open_document_store
 from helpers.cancellation import Cancellation
 from helpers.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
+from helpers.result import RAGResult
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
 from pipelines.retrieval import build_retrieval_pipeline, has_reranker, retrieve
 
@@ -71,7 +72,7 @@ def answer_with(
     streaming_callback: Callable[[StreamingChunk], None] | None = None,
     on_step: StepCallback | None = None,
     cancel: Cancellation | None = None,
-) -> dict[str, Any]:
+) -> RAGResult:
     """Run a query pipeline (built here or loaded from YAML) and shape its output as the result dict.
 
     With ``on_step``, each stage is reported as it ends (see `application.steps`); call it then from a thread without
@@ -85,18 +86,17 @@ def answer_with(
         output = run_with_steps(pipeline, data, on_step, cancel)
     route = output.get("router", {}).get("route", {"route": "retrieval", "decided_by": "mode", "llm_calls": 0})
     if "reply" in output.get("router", {}):
-        result = {"answer": output["router"]["reply"], "citations": [], "unverified_citations": [],
-                  "situation": "chitchat", "needs_human": False, "answer_error": None, "scores": None, "evidence": [],
-                  "trace": {"query": query, "route": route, "rounds": [], "llm_calls": {"router": route["llm_calls"]},
-                            "llm_calls_total": route["llm_calls"], "seconds": {}}}
+        result = RAGResult.chitchat(output["router"]["reply"], mode, {
+            "query": query, "route": route, "rounds": [], "llm_calls": {"router": route["llm_calls"]},
+            "llm_calls_total": route["llm_calls"], "seconds": {}})
     else:
         result = output["finalizer"]["result"]
-        trace = result["trace"]
+        trace = result.trace
         trace["route"] = {**route, **trace.get("route", {})}
         trace["llm_calls"]["router"] = route.get("llm_calls", 0)
         trace["llm_calls_total"] = sum(trace["llm_calls"].values())
-    result["mode"] = mode
-    result["trace"]["total_seconds"] = round(time.perf_counter() - started, 3)
+    result.mode = mode
+    result.trace["total_seconds"] = round(time.perf_counter() - started, 3)
     return result
 
 
@@ -110,7 +110,7 @@ class AgenticRAG:
                           "retrieve": build_retrieval_pipeline(store, settings, top_k=top_k)}
         for pipeline in self.pipelines.values():
             pipeline.warm_up()
-        self._cache: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+        self._cache: OrderedDict[tuple, RAGResult] = OrderedDict()
         self._cache_lock = threading.Lock()
 
     @classmethod
@@ -121,13 +121,13 @@ class AgenticRAG:
     def close(self) -> None:
         self.store.close()
 
-    def retrieve(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> dict[str, Any]:
+    def retrieve(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> RAGResult:
         """Retrieval only (no LLM): the fused articles for ``query``."""
         started = time.perf_counter()
         docs = retrieve(self.pipelines["retrieve"], [query], top_k=top_k or self.top_k, filters=filters)
-        return {"mode": "retrieve", "query": query, "documents": [
-            {**citation_of(d), "score": d.score, "paths": d.meta.get("retrieval", {}).get("paths", [])} for d in docs],
-            "trace": {"query": query, "total_seconds": round(time.perf_counter() - started, 4)}}
+        return RAGResult.retrieval(
+            [{**citation_of(d), "score": d.score, "paths": d.meta.get("retrieval", {}).get("paths", [])} for d in docs],
+            {"query": query, "total_seconds": round(time.perf_counter() - started, 4)})
 
     def clear_cache(self) -> None:
         """Forget cached answers (after the knowledge base changed)."""
@@ -143,7 +143,7 @@ class AgenticRAG:
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
         on_step: StepCallback | None = None,
         cancel: Cancellation | None = None,
-    ) -> dict[str, Any]:
+    ) -> RAGResult:
         """Answer ``query``; returns answer, citations, scores, ``needs_human``, ``answer_error`` and the trace.
 
         Answers are cached per normalised question for the session, except those the model could not write.
@@ -160,12 +160,12 @@ class AgenticRAG:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 cached = copy.deepcopy(self._cache[key])  # callers may edit what they get (the chat API does)
-                cached["trace"]["cached"] = True
+                cached.trace["cached"] = True
                 if on_step is not None:
                     on_step({"stage": "cache", "message": "同一问题的结果来自缓存"})
                 return cached
         result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback, on_step, cancel)
-        if result.get("answer_error"):  # the model was down: asking again later should get a real answer
+        if result.answer_error:  # the model was down: asking again later should get a real answer
             return result
         with self._cache_lock:
             self._cache[key] = copy.deepcopy(result)

@@ -31,6 +31,7 @@ from document_store.qdrant_store import (
 )
 from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.text_files import text_document, upload_name
+from helpers.result import RAGResult
 from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import Indexer, Source, law_sources
 
@@ -85,9 +86,9 @@ class RAGService:
                 agent = self._agents[rag.store.index] = KnowledgeAgent(rag)
             return agent
 
-    def ask(self, query: str, mode: str = "agentic", knowledge_base: str | None = None, **kwargs: Any) -> dict:
+    def ask(self, query: str, mode: str = "agentic", knowledge_base: str | None = None, **kwargs: Any) -> RAGResult:
         result = self.rag(knowledge_base).ask(query, mode=mode, **kwargs)
-        result["knowledge_base"] = knowledge_base or self.settings.collection
+        result.knowledge_base = knowledge_base or self.settings.collection
         return result
 
     def index(self, knowledge_base: str, laws: list[str] | None = None,

@@ -38,43 +38,44 @@ from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from document_store.qdrant_store import open_document_store
+from helpers.result import RAGResult
 from llm_access.factory import resolve_endpoint
 from pipelines.judges import resolve_judge
 from provisioning.train import corpus_settings
 
 
-def final_evidence_keys(result: dict) -> list[str]:
+def final_evidence_keys(result: RAGResult) -> list[str]:
     """The top-10 articles the answer was built from (best round in agentic mode, the one retrieval in rag)."""
-    trace = result["trace"]
+    trace = result.trace
     if trace["rounds"]:
         best = next(r for r in trace["rounds"] if r["round"] == trace["best_round"])
         return [r["key"] for r in best["retrieved"]][:10]
     return [r["key"] for r in trace["route"].get("retrieved", [])][:10]
 
 
-def citation_recalls(result: dict, gold: list[str]) -> dict[str, float]:
+def citation_recalls(result: RAGResult, gold: list[str]) -> dict[str, float]:
     """Gold articles cited (verified) in the answer / gold articles; also counting only those the model wrote."""
-    statutes = [c for c in result["citations"] if c["type"] == "statute" and c["verified"]]
+    statutes = [c for c in result.citations if c["type"] == "statute" and c["verified"]]
     cited = {c["key"] for c in statutes}
     written = {c["key"] for c in statutes if c["by_model"]}
     return {"citation_recall": len(cited & set(gold)) / len(gold),
             "model_citation_recall": len(written & set(gold)) / len(gold)}
 
 
-def score(result: dict, gold: list[str]) -> dict[str, float]:
+def score(result: RAGResult, gold: list[str]) -> dict[str, float]:
     evidence = set(final_evidence_keys(result))
     return {
         "recall@10": len(evidence & set(gold)) / len(gold),
         **citation_recalls(result, gold),
-        "llm_calls": result["trace"]["llm_calls_total"],
-        "seconds": result["trace"]["total_seconds"],
+        "llm_calls": result.trace["llm_calls_total"],
+        "seconds": result.trace["total_seconds"],
     }
 
 
 def round_summaries(result: dict) -> list[dict[str, Any]]:
     """Per round: the judge's total, the queries and the top-20 keys (for offline analysis of the loop)."""
     return [{"round": r["round"], "total": r["evaluation"]["total"], "queries": r["queries"],
-             "keys": [x["key"] for x in r["retrieved"]][:20]} for r in result["trace"]["rounds"]]
+             "keys": [x["key"] for x in r["retrieved"]][:20]} for r in result.trace["rounds"]]
 
 
 def read_log(path: Path, modes: list[str]) -> dict[str, dict[int, dict[str, Any]]]:
@@ -168,12 +169,12 @@ def main() -> None:
                 if item["qid"] in rows[mode]:
                     continue
                 result = askers[fold_by_qid[item["qid"]]].ask(item["query"], mode=mode)
-                if result["answer_error"]:  # a row scored without the model's answer would skew the figures
+                if result.answer_error:  # a row scored without the model's answer would skew the figures
                     close(askers)
                     sys.exit(f"stopped at query {item['qid']} ({mode}): the LLM wrote no answer "
                              f"({result['answer_error']}); nothing was logged for it. Rows so far are in {log_path}; "
                              f"fix the LLM (see {settings.data_dir / 'llm_server.log'}) and rerun with --resume.")
-                row = {"qid": item["qid"], "mode": mode, **score(result, item["gold"]), "situation": result["situation"],
+                row = {"qid": item["qid"], "mode": mode, **score(result, item["gold"]), "situation": result.situation,
                        "rounds": round_summaries(result)}
                 rows[mode][item["qid"]] = row
                 log.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -32,6 +32,7 @@ from document_store.text_files import FileLoadError
 from helpers.cancellation import Cancellation, RunCancelled
 from helpers.citations import UNVERIFIED_MARK
 from helpers.contracts import CHAT_MODES, PIPELINE_MODES, Mode
+from helpers.result import RAGResult
 from llm_access.call_policy import LLMComponent
 
 logger = logging.getLogger(__name__)
@@ -147,14 +148,14 @@ class ChatAPI:
 
     def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
             knowledge_base: str | None = None, streaming_callback: Any = None,
-            on_step: Any = None, cancel: Cancellation | None = None) -> dict[str, Any]:
+            on_step: Any = None, cancel: Cancellation | None = None) -> RAGResult:
         with http_errors():
             query, top_k, filters = self._checked(query, mode, top_k, filters)
             if mode == Mode.RETRIEVE:
                 return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k)
             if mode == Mode.AGENT:
                 result = self.service.agent(knowledge_base).ask(query)
-                result["knowledge_base"] = knowledge_base or self.service.settings.collection
+                result.knowledge_base = knowledge_base or self.service.settings.collection
                 return result
             return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
                                     top_k=top_k, streaming_callback=streaming_callback, on_step=on_step,
@@ -185,8 +186,8 @@ class ChatAPI:
         query, condensed, options = await asyncio.to_thread(self._chat_request, messages, body)
         if not body.get("stream"):
             result = await asyncio.to_thread(self.ask, query, **options)
-            result["trace"]["condensed"] = condensed
-            return result["answer"]
+            result.trace["condensed"] = condensed
+            return result.answer
         return self._stream(query, condensed, options)
 
     async def _stream(self, query: str, condensed: dict, options: dict) -> AsyncGenerator[Any, None]:
@@ -239,15 +240,10 @@ class ChatAPI:
                 yield PipelineEvent(type="rag_error", data={"message": outcome["error"]})
                 return
             result = outcome["result"]
-            answer = result["answer"]
-            if tail := self.unsent_part(streamed, answer, result.get("unverified_citations", [])):
+            if tail := self.unsent_part(streamed, result.answer, result.unverified_citations):
                 yield tail
-            result["trace"]["condensed"] = condensed
-            yield PipelineEvent(type="rag_result", data={
-                "answer": answer, "citations": result["citations"], "unverified_citations": result.get(
-                    "unverified_citations", []), "needs_human": result.get("needs_human", False),
-                "answer_error": result.get("answer_error"), "situation": result.get("situation"),
-                "mode": options["mode"], "scores": result.get("scores"), "trace": result["trace"]})
+            result.trace["condensed"] = condensed
+            yield PipelineEvent(type="rag_result", data=result.to_dict())
         finally:
             cancel.cancel()  # a client that left mid-stream: the run stops at its next check
 

@@ -28,7 +28,8 @@ from document_store.qdrant_store import StoreLockedError, open_document_store
 from document_store.source_manifest import SourceManifest
 from document_store.statute_db import StatuteDB, UnknownLawError
 from document_store.text_files import FileLoadError
-from helpers.contracts import PIPELINE_MODES, Mode
+from helpers.contracts import PIPELINE_MODES, Mode, RetrievalPath
+from helpers.result import RAGResult
 from llm_access.embedded_server import LLMServerError
 
 EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, LLMServerError, ValueError)
@@ -106,19 +107,19 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
         store.close()
 
 
-def print_result(result: dict) -> None:
+def print_result(result: RAGResult) -> None:
     """Answer, citations and a compact trace for a terminal."""
-    print(result["answer"])
-    if result["citations"]:
+    print(result.answer)
+    if result.citations:
         print("\n引用：")
-        for c in result["citations"]:
+        for c in result.citations:
             where = c["url"] if c["type"] == "web" else f"{c['law']}{c['article']}"
             print(f"  - {where}")
-    if result["unverified_citations"]:
-        print("未核实的引用：" + "、".join(result["unverified_citations"]))
-    trace = result["trace"]
-    print(f"\n[trace] mode={result['mode']} route={trace['route'].get('route')} situation={result['situation']} "
-          f"needs_human={result['needs_human']}")
+    if result.unverified_citations:
+        print("未核实的引用：" + "、".join(result.unverified_citations))
+    trace = result.trace
+    print(f"\n[trace] mode={result.mode} route={trace['route'].get('route')} situation={result.situation} "
+          f"needs_human={result.needs_human}")
     for entry in trace["rounds"]:
         evaluation = entry["evaluation"]
         top = ", ".join(r["key"] for r in entry["retrieved"][:3])
@@ -150,12 +151,12 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
         finally:
             rag.close()
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=str))
     else:
         print_result(result)
 
 
-def _ask_yaml(path: Path, query: str) -> dict:
+def _ask_yaml(path: Path, query: str) -> RAGResult:
     from application.rag import answer_with
     from pipelines.yaml_export import load_query_pipeline
 
@@ -163,8 +164,8 @@ def _ask_yaml(path: Path, query: str) -> dict:
     try:
         return answer_with(pipeline, mode, query)
     finally:
-        for name in ("bm25", "dense"):
-            store = getattr(pipeline.get_component(name), "document_store", None)
+        for name in (RetrievalPath.BM25, RetrievalPath.DENSE):
+            store = getattr(pipeline.get_component(name.value), "document_store", None)
             if store is not None:
                 store.close()
 

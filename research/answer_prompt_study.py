@@ -82,7 +82,7 @@ def main() -> None:
 
     def answer(state: LoopState, gold: list[str]) -> dict[str, Any]:
         result = answer_stage.run({"selector": {"state": state}})["finalizer"]["result"]
-        return {**citation_recalls(result, gold), "situation": result["situation"]}
+        return {**citation_recalls(result, gold), "situation": result.situation}
 
     rows, mismatches = [], 0
     for i, item in enumerate(items, start=1):

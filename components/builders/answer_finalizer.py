@@ -21,6 +21,7 @@ from haystack import Document, component
 from helpers.citations import verify_citations
 from helpers.contracts import is_web
 from helpers.loop_state import LoopState
+from helpers.result import RAGResult
 from helpers.statute_labels import citation_label
 
 NO_ANSWER = (
@@ -58,7 +59,7 @@ def list_articles(documents: list[Document], evidence: list[Document]) -> str:
 class AnswerFinalizer:
     """Builds the final ``result``: answer, citations, judge scores, ``needs_human`` and the trace."""
 
-    @component.output_types(result=dict)
+    @component.output_types(result=RAGResult)
     def run(self, state: LoopState, evidence: list[Document], situation: str, text: str = "", error: str = "",
             llm_calls: int = 0, seconds: float = 0.0) -> dict[str, Any]:
         state.count("answer", llm_calls, seconds)
@@ -87,17 +88,18 @@ class AnswerFinalizer:
             answer += f"\n\n（说明：{state.web['message']}）"
         last = state.rounds[-1]["evaluation"] if state.rounds else None
         best = next((r["evaluation"] for r in state.rounds if r["round"] == state.best_round), last)
-        result = {
-            "answer": answer,
+        result = RAGResult(
+            answer=answer,
+            mode="",  # the caller knows which pipeline ran (`application.rag.answer_with` sets it)
             # by_model: the model wrote this citation; False for the article lists this stage appends
-            "citations": [{**citation_of(d, mentions=mentions.get(d.id) or [article_label(d)]), "by_model": d.id in mentions}
-                          for d in cited],
-            "unverified_citations": unverified,
-            "situation": situation,
-            "needs_human": needs_human,
-            "answer_error": answer_error,  # why the model wrote no answer (the articles are listed instead); None if it did
-            "scores": best,
-            "evidence": [citation_of(d) for d in evidence],
-            "trace": state.trace(),
-        }
+            citations=[{**citation_of(d, mentions=mentions.get(d.id) or [article_label(d)]), "by_model": d.id in mentions}
+                       for d in cited],
+            unverified_citations=unverified,
+            situation=situation,
+            needs_human=needs_human,
+            answer_error=answer_error,
+            scores=best,
+            evidence=[citation_of(d) for d in evidence],
+            trace=state.trace(),
+        )
         return {"result": result}

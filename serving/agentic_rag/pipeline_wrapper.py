@@ -37,7 +37,8 @@ class PipelineWrapper(BasePipelineWrapper):
             filters: Haystack metadata filters, e.g. {"field": "meta.law", "operator": "==", "value": "..."}.
             knowledge_base: the knowledge base (collection) to ask; default the statute corpus.
         """
-        return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters, knowledge_base=knowledge_base)
+        return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters,
+                            knowledge_base=knowledge_base).to_dict()
 
     async def run_chat_completion_async(self, model: str, messages: list[dict],
                                         body: dict) -> str | AsyncGenerator[Any, None]:

@@ -17,17 +17,17 @@ def test_a_citation_quoted_from_the_evidence_into_the_list_is_checked_too():
                 article(PIPL, "第十四条", "基于个人同意处理个人信息的，该同意应当由个人……参照本法《中华人民共和国个人信息保护法》第十四条。")]
     result = AnswerFinalizer().run(state=LoopState(query="收集个人信息要同意吗"), evidence=evidence,
                                    situation="unjudged", text="需要取得同意。")["result"]
-    assert "参考法条" in result["answer"]
-    assert "《中华人民共和国刑法》第一条〔未核实〕" in result["answer"]  # points at nothing in the evidence
-    assert f"《{PIPL}》第十四条〔未核实〕" not in result["answer"]  # points at an article that was given
-    assert {c["key"] for c in result["citations"]} == {"隐私政策第一条", f"{PIPL}第十四条"}
-    assert result["unverified_citations"] == []  # the model itself cited nothing unverifiable
+    assert "参考法条" in result.answer
+    assert "《中华人民共和国刑法》第一条〔未核实〕" in result.answer  # points at nothing in the evidence
+    assert f"《{PIPL}》第十四条〔未核实〕" not in result.answer  # points at an article that was given
+    assert {c["key"] for c in result.citations} == {"隐私政策第一条", f"{PIPL}第十四条"}
+    assert result.unverified_citations == []  # the model itself cited nothing unverifiable
 
 
 def test_a_law_the_quoted_statute_merely_names_is_not_flagged_but_the_model_naming_it_is():
     evidence = [article(PIPL, "第五十条", "个人信息处理者拒绝个人行使权利的请求的，个人可以依照《中华人民共和国民事诉讼法》向人民法院提起诉讼。")]
     result = AnswerFinalizer().run(state=LoopState(query="被拒绝查询个人信息怎么办"), evidence=evidence,
                                    situation="unjudged", text="可以按《中华人民共和国民事诉讼法》起诉。")["result"]
-    listed = result["answer"].split("参考法条：")[1]
+    listed = result.answer.split("参考法条：")[1]
     assert "《中华人民共和国民事诉讼法》向人民法院" in listed and "〔未核实〕" not in listed  # the statute's own words
-    assert result["unverified_citations"] == ["《中华人民共和国民事诉讼法》"]  # the model's claim has no evidence
+    assert result.unverified_citations == ["《中华人民共和国民事诉讼法》"]  # the model's claim has no evidence

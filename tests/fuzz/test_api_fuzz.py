@@ -38,7 +38,10 @@ from document_store.text_files import FileLoadError, text_document
 from harness.app_server import server_env
 from harness.openai_server import ScriptedOpenAIServer
 from harness.server_process import ServerProcess
-from interfaces.chat_api import CHAT_MODES, MAX_TOP_K, MODES
+from helpers.contracts import CHAT_MODES, Mode
+from interfaces.chat_api import MAX_TOP_K
+
+MODES = tuple(mode.value for mode in Mode)
 
 DEFAULT_KB = "statutes"
 SCRATCH_KBS = ("fuzz_scratch", "fuzz-scratch-2")  # the only knowledge bases the fuzzed requests may create or delete

@@ -28,8 +28,8 @@ def test_the_agent_searches_then_answers_with_verified_citations(llm, agent):
     llm.add_rule(AGENT, [tool_call("search_knowledge_base", {"query": "处理个人信息 同意"}),
                          f"需要同意，见《{PIPL}》第十四条。"])
     result = agent.ask(QUESTION)
-    assert result["stop_reason"] == "final_answer" and result["steps"][0]["tool"] == "search_knowledge_base"
-    assert [c["key"] for c in result["citations"]] == [f"{PIPL}第十四条"]
+    assert result.stop_reason == "final_answer" and result.steps[0]["tool"] == "search_knowledge_base"
+    assert [c["key"] for c in result.citations] == [f"{PIPL}第十四条"]
 
 
 @pytest.mark.parametrize("call", [tool_call("no_such_tool", {"query": "x"}),
@@ -38,16 +38,16 @@ def test_the_agent_searches_then_answers_with_verified_citations(llm, agent):
 def test_malformed_tool_calls_do_not_crash(llm, agent, call):
     llm.add_rule(AGENT, [call, f"需要同意，见《{PIPL}》第十四条。"])
     result = agent.ask(QUESTION)
-    assert result["answer"] and result["mode"] == "agent"
-    assert result["stop_reason"] in ("final_answer", "max_steps", "fallback_search")
-    assert result["sources"]  # it still searched (itself, or by the fallback)
+    assert result.answer and result.mode == "agent"
+    assert result.stop_reason in ("final_answer", "max_steps", "fallback_search")
+    assert result.sources  # it still searched (itself, or by the fallback)
 
 
 def test_a_failing_llm_returns_the_retrieved_articles(llm, agent):
     llm.add_rule("", "服务不可用", status=500)
     result = agent.ask(QUESTION)
-    assert result["stop_reason"] == "llm_error" and "语言模型暂时不可用" in result["answer"]
-    assert result["sources"] and "《中华人民共和国个人信息保护法》" in result["answer"]
+    assert result.stop_reason == "llm_error" and "语言模型暂时不可用" in result.answer
+    assert result.sources and "《中华人民共和国个人信息保护法》" in result.answer
 
 
 def test_tool_outputs_reach_the_model_as_quoted_data(llm, agent, monkeypatch):

@@ -24,15 +24,15 @@ def make_rag(pipl_store, e5_model, monkeypatch):
 
 
 def decisions(result):
-    return [r["decision"] for r in result["trace"]["rounds"]]
+    return [r["decision"] for r in result.trace["rounds"]]
 
 
 def test_greeting_is_answered_without_retrieval(llm, make_rag):
     result = make_rag().ask("你好！")
-    assert result["situation"] == "chitchat"
-    assert "法律" in result["answer"]
-    assert result["trace"]["route"]["route"] == "chitchat"
-    assert result["trace"]["rounds"] == [] and result["citations"] == []
+    assert result.situation == "chitchat"
+    assert "法律" in result.answer
+    assert result.trace["route"]["route"] == "chitchat"
+    assert result.trace["rounds"] == [] and result.citations == []
     assert llm.requests == []  # no LLM call, no retrieval
 
 
@@ -42,16 +42,16 @@ def test_pass_in_round_one_searches_the_question_as_asked(llm, make_rag):
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
     assert decisions(result) == ["pass"]
-    round1 = result["trace"]["rounds"][0]
+    round1 = result.trace["rounds"][0]
     assert round1["queries"] == [QUESTION] and round1["rewrite"]["status"] == "skipped"
     assert llm.calls(REWRITER) == []
     assert round1["evaluation"]["total"] == 36 and round1["evaluation"]["passed"]
     assert round1["retrieved"] and {"key", "score", "paths"} <= set(round1["retrieved"][0])
-    assert result["situation"] == "sufficient" and not result["needs_human"]
-    assert [c["key"] for c in result["citations"]] == [f"{PIPL}第十四条"]
-    assert result["citations"][0]["verified"] and result["unverified_citations"] == []
-    assert result["trace"]["llm_calls"] == {"rewriter": 0, "judge": 1, "answer": 1, "router": 0}
-    assert result["trace"]["web"] is None
+    assert result.situation == "sufficient" and not result.needs_human
+    assert [c["key"] for c in result.citations] == [f"{PIPL}第十四条"]
+    assert result.citations[0]["verified"] and result.unverified_citations == []
+    assert result.trace["llm_calls"] == {"rewriter": 0, "judge": 1, "answer": 1, "router": 0}
+    assert result.trace["web"] is None
 
 
 def test_rewrite_first_round_setting_rewrites_before_round_one(llm, make_rag, monkeypatch):
@@ -60,10 +60,10 @@ def test_rewrite_first_round_setting_rewrites_before_round_one(llm, make_rag, mo
     llm.add_rule(JUDGE, judge(9))
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
-    round1 = result["trace"]["rounds"][0]
+    round1 = result.trace["rounds"][0]
     assert round1["queries"][0] == QUESTION and len(round1["queries"]) == 3
     assert "个人信息处理者处理个人信息是否应当取得个人同意" in round1["queries"]
-    assert result["trace"]["llm_calls"] == {"rewriter": 1, "judge": 1, "answer": 1, "router": 0}
+    assert result.trace["llm_calls"] == {"rewriter": 1, "judge": 1, "answer": 1, "router": 0}
 
 
 def test_fail_then_rewrite_with_the_note_then_pass(llm, make_rag):
@@ -75,11 +75,11 @@ def test_fail_then_rewrite_with_the_note_then_pass(llm, make_rag):
     [rewrite_call] = llm.calls(REWRITER)  # only after the judge said what is missing
     prompt = rewrite_call["messages"][-1]["content"]
     assert "缺少同意的例外情形" in prompt and f"- {QUESTION}" in prompt
-    round2 = result["trace"]["rounds"][1]
+    round2 = result.trace["rounds"][1]
     assert round2["feedback"] == "缺少同意的例外情形"
     assert round2["queries"][0] == QUESTION and "个人信息处理者处理个人信息是否应当取得个人同意" in round2["queries"]
-    assert result["trace"]["llm_calls"] == {"rewriter": 1, "judge": 2, "answer": 1, "router": 0}
-    assert result["trace"]["best_round"] == 2 and result["situation"] == "sufficient"
+    assert result.trace["llm_calls"] == {"rewriter": 1, "judge": 2, "answer": 1, "router": 0}
+    assert result.trace["best_round"] == 2 and result.situation == "sufficient"
 
 
 def test_a_later_round_fuses_the_question_above_its_rewrites(llm, make_rag, monkeypatch):
@@ -87,7 +87,7 @@ def test_a_later_round_fuses_the_question_above_its_rewrites(llm, make_rag, monk
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
     llm.add_rule(JUDGE, [judge(5, "缺少同意的例外情形"), judge(9)])
     llm.add_rule(ANSWERER, GOOD_ANSWER)
-    rounds = make_rag().ask(QUESTION)["trace"]["rounds"]
+    rounds = make_rag().ask(QUESTION).trace["rounds"]
     assert len(rounds[1]["queries"]) > 1
     top = [[r["key"] for r in entry["retrieved"]][:5] for entry in rounds]
     assert top[1] == top[0]
@@ -104,14 +104,14 @@ def test_round_without_improvement_stops_early_and_web_is_skipped_without_key(ll
     result = make_rag().ask(QUESTION)
     assert decisions(result) == ["retry", "web_search"]
     assert len(llm.calls(JUDGE)) == 2  # no third round
-    assert result["trace"]["best_round"] == best_round
-    assert result["trace"]["web"]["status"] == "skipped_no_key"
-    assert "SERPAPI_API_KEY" in result["answer"]
-    assert result["situation"] == "partial" and result["needs_human"]
+    assert result.trace["best_round"] == best_round
+    assert result.trace["web"]["status"] == "skipped_no_key"
+    assert "SERPAPI_API_KEY" in result.answer
+    assert result.situation == "partial" and result.needs_human
     # the answer also lists articles the model did not quote; citations say which ones the model wrote
-    by_model = {c["key"]: c["by_model"] for c in result["citations"]}
+    by_model = {c["key"]: c["by_model"] for c in result.citations}
     assert by_model.pop(f"{PIPL}第十四条") is True
-    assert "检索到的其他相关法条" in result["answer"] and by_model and not any(by_model.values())
+    assert "检索到的其他相关法条" in result.answer and by_model and not any(by_model.values())
 
 
 def test_three_failing_rounds_then_web_search_answer_cites_the_web(llm, make_rag, monkeypatch):
@@ -124,9 +124,9 @@ def test_three_failing_rounds_then_web_search_answer_cites_the_web(llm, make_rag
         result = make_rag().ask(QUESTION)
         assert serp.requests[0]["q"] == QUESTION
     assert decisions(result) == ["retry", "retry", "web_search"]
-    assert result["trace"]["web"]["status"] == "ok"
-    assert result["situation"] == "supplemented"
-    web = [c for c in result["citations"] if c["type"] == "web"]
+    assert result.trace["web"]["status"] == "ok"
+    assert result.situation == "supplemented"
+    web = [c for c in result.citations if c["type"] == "web"]
     assert web and web[0]["url"] == "https://example.cn/pipl" and web[0]["verified"]
     answer_prompt = llm.calls(ANSWERER)[0]["messages"][-1]["content"]
     assert answer_prompt.index("《中华人民共和国个人信息保护法》") < answer_prompt.index("[网页1]")  # statutes first
@@ -140,10 +140,10 @@ def test_serpapi_error_is_explained_not_raised(llm, make_rag, monkeypatch):
         monkeypatch.setenv("SERPAPI_API_KEY", "test-key")
         monkeypatch.setenv("SERPAPI_BASE_URL", serp.base_url)
         result = make_rag().ask(QUESTION)
-    assert result["trace"]["web"]["status"] == "error"
-    assert "500" in result["trace"]["web"]["message"] and "500" in result["answer"]
+    assert result.trace["web"]["status"] == "error"
+    assert "500" in result.trace["web"]["message"] and "500" in result.answer
     assert "test-key" not in str(result)
-    assert result["citations"]  # the local evidence is still there
+    assert result.citations  # the local evidence is still there
 
 
 def test_llm_timeout_returns_the_retrieved_articles(llm, make_rag):
@@ -151,8 +151,8 @@ def test_llm_timeout_returns_the_retrieved_articles(llm, make_rag):
     llm.add_rule(JUDGE, judge(9))
     llm.add_rule(ANSWERER, GOOD_ANSWER, delay=3)  # LLM_TIMEOUT is 2 s
     result = make_rag().ask(QUESTION)
-    assert "语言模型暂时不可用" in result["answer"] and "超时" in result["answer"]
-    assert len(result["citations"]) == 5 and result["needs_human"]
+    assert "语言模型暂时不可用" in result.answer and "超时" in result.answer
+    assert len(result.citations) == 5 and result.needs_human
 
 
 def test_non_json_from_the_llm_falls_back_and_fails_the_judge(llm, make_rag):
@@ -160,10 +160,10 @@ def test_non_json_from_the_llm_falls_back_and_fails_the_judge(llm, make_rag):
     llm.add_rule(JUDGE, "证据很好，给满分！")
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
-    round1, round2 = result["trace"]["rounds"]
+    round1, round2 = result.trace["rounds"]
     assert round2["rewrite"]["status"] == "fallback" and round2["queries"] == [QUESTION]
     assert round1["evaluation"]["passed"] is False and "JSON" in round1["evaluation"]["error"]
-    assert result["situation"] == "partial"
+    assert result.situation == "partial"
     assert "评估失败" in llm.calls(ANSWERER)[0]["messages"][-1]["content"]
 
 
@@ -172,17 +172,17 @@ def test_citation_to_an_article_outside_the_evidence_is_flagged(llm, make_rag):
     llm.add_rule(JUDGE, judge(9))
     llm.add_rule(ANSWERER, f"依据《{PIPL}》第十四条，以及《个人信息保护法》第九十九条。")
     result = make_rag().ask(QUESTION)
-    assert result["unverified_citations"] == ["《个人信息保护法》第九十九条"]
-    assert "第九十九条〔未核实〕" in result["answer"]
-    assert [c["key"] for c in result["citations"]] == [f"{PIPL}第十四条"]
+    assert result.unverified_citations == ["《个人信息保护法》第九十九条"]
+    assert "第九十九条〔未核实〕" in result.answer
+    assert [c["key"] for c in result.citations] == [f"{PIPL}第十四条"]
 
 
 def test_rag_mode_is_one_retrieval_and_no_judge(llm, make_rag):
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION, mode="rag")
-    assert result["trace"]["rounds"] == [] and result["situation"] == "unjudged"
+    assert result.trace["rounds"] == [] and result.situation == "unjudged"
     assert llm.calls(JUDGE) == [] and llm.calls(REWRITER) == []
-    assert result["trace"]["llm_calls_total"] == 1
+    assert result.trace["llm_calls_total"] == 1
 
 
 def test_filters_reach_every_round(llm, make_rag):
@@ -191,9 +191,9 @@ def test_filters_reach_every_round(llm, make_rag):
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     only = {"field": "meta.article_no", "operator": "in", "value": ["第十三条", "第十四条"]}
     result = make_rag().ask(QUESTION, filters=only)
-    for entry in result["trace"]["rounds"]:
+    for entry in result.trace["rounds"]:
         assert {r["key"] for r in entry["retrieved"]} <= {f"{PIPL}第十三条", f"{PIPL}第十四条"}
-    assert len(result["trace"]["rounds"]) == 2
+    assert len(result.trace["rounds"]) == 2
 
 
 def test_same_question_is_served_from_the_cache(llm, make_rag):
@@ -204,7 +204,7 @@ def test_same_question_is_served_from_the_cache(llm, make_rag):
     first = rag.ask(QUESTION)
     calls = len(llm.requests)
     again = rag.ask(QUESTION + "？ ")
-    assert len(llm.requests) == calls and again["trace"]["cached"] and again["answer"] == first["answer"]
+    assert len(llm.requests) == calls and again.trace["cached"] and again.answer == first.answer
 
 
 def test_what_a_caller_does_to_a_result_does_not_reach_the_next_cache_hit(llm, make_rag):
@@ -214,12 +214,12 @@ def test_what_a_caller_does_to_a_result_does_not_reach_the_next_cache_hit(llm, m
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     rag = make_rag()
     first = rag.ask(QUESTION)
-    first["trace"]["condensed"] = {"condensed": True, "from": "另一个用户的追问"}
-    first["citations"].clear()
+    first.trace["condensed"] = {"condensed": True, "from": "另一个用户的追问"}
+    first.citations.clear()
     again = rag.ask(QUESTION)
-    assert again["trace"]["cached"] and "condensed" not in again["trace"] and again["citations"]
-    again["trace"]["condensed"] = {"condensed": True}
-    assert "condensed" not in rag.ask(QUESTION)["trace"]
+    assert again.trace["cached"] and "condensed" not in again.trace and again.citations
+    again.trace["condensed"] = {"condensed": True}
+    assert "condensed" not in rag.ask(QUESTION).trace
 
 
 def test_an_answer_the_model_could_not_write_is_not_cached(llm, make_rag, monkeypatch):
@@ -229,21 +229,21 @@ def test_an_answer_the_model_could_not_write_is_not_cached(llm, make_rag, monkey
     llm.add_rule(ANSWERER, GOOD_ANSWER, status=503)
     rag = make_rag()
     down = rag.ask(QUESTION)
-    assert "语言模型暂时不可用" in down["answer"] and "InternalServerError" in down["answer_error"]
+    assert "语言模型暂时不可用" in down.answer and "InternalServerError" in down.answer_error
     llm.rules.pop()
     llm.add_rule(ANSWERER, GOOD_ANSWER)  # the model is back
     again = rag.ask(QUESTION)
-    assert not again["trace"].get("cached") and again["answer_error"] is None
-    assert again["answer"].startswith(GOOD_ANSWER[:20])
+    assert not again.trace.get("cached") and again.answer_error is None
+    assert again.answer.startswith(GOOD_ANSWER[:20])
 
 
 def test_nothing_relevant_gives_an_honest_short_reply_without_inventing(llm, make_rag):
     llm.add_rule(REWRITER, REWRITE)
     llm.add_rule(JUDGE, judge(0, "知识库中没有关于商标注册的规定"))
     result = make_rag().ask("商标注册需要多长时间")
-    assert result["situation"] == "none" and result["needs_human"]
-    assert "没有找到足以回答" in result["answer"] and "商标注册" in result["answer"]
-    assert result["citations"] == [] and llm.calls(ANSWERER) == []
+    assert result.situation == "none" and result.needs_human
+    assert "没有找到足以回答" in result.answer and "商标注册" in result.answer
+    assert result.citations == [] and llm.calls(ANSWERER) == []
 
 
 def test_live_steps_report_each_stage_in_order_and_match_the_result(llm, make_rag):
@@ -257,7 +257,7 @@ def test_live_steps_report_each_stage_in_order_and_match_the_result(llm, make_ra
     assert [s["decision"] for s in steps if s["stage"] == "decision"] == ["retry", "pass"]
     rewrites = [s for s in steps if s["stage"] == "rewrite"]
     assert [r["round"] for r in rewrites] == [1, 2] and rewrites[1]["feedback"] == "缺少同意的例外情形"
-    assert rewrites[0]["queries"] == result["trace"]["rounds"][0]["queries"]
+    assert rewrites[0]["queries"] == result.trace["rounds"][0]["queries"]
     paths = {s["path"] for s in steps if s["stage"] == "retrieve"}
     assert paths == {"citation", "bm25", "dense"}
     judged = [s for s in steps if s["stage"] == "judge"]
@@ -266,10 +266,10 @@ def test_live_steps_report_each_stage_in_order_and_match_the_result(llm, make_ra
     # every retrieval of a round comes after that round's rewrite and before its judge
     first_judge = stages.index("judge")
     assert stages.index("rewrite") < stages.index("retrieve") < stages.index("fuse") < first_judge
-    assert decisions(result) == ["retry", "pass"] and result["situation"] == "sufficient"
-    assert result["trace"]["best_round"] == 2
+    assert decisions(result) == ["retry", "pass"] and result.situation == "sufficient"
+    assert result.trace["best_round"] == 2
     assert [t["key"] for t in [s for s in steps if s["stage"] == "fuse"][1]["top"]] == [
-        r["key"] for r in result["trace"]["rounds"][1]["retrieved"][:5]]
+        r["key"] for r in result.trace["rounds"][1]["retrieved"][:5]]
 
 
 def test_live_steps_of_a_greeting_and_of_a_cached_answer(llm, make_rag):
@@ -295,10 +295,10 @@ def test_instructions_echoed_by_a_small_model_are_dropped_from_the_answer(llm, m
     llm.add_rule(JUDGE, [judge(6, "缺少例外"), judge(5, "缺少例外")])
     llm.add_rule(ANSWERER, echo)
     result = make_rag().ask(QUESTION)
-    assert result["situation"] == "partial"
-    assert result["answer"].startswith("【初步结论】现有资料可能不足以完整回答。依据")
-    assert "然后根据证据写出" not in result["answer"] and "还缺少哪些信息或规定" not in result["answer"]
-    assert f"《{PIPL}》第十四条" in result["answer"]
+    assert result.situation == "partial"
+    assert result.answer.startswith("【初步结论】现有资料可能不足以完整回答。依据")
+    assert "然后根据证据写出" not in result.answer and "还缺少哪些信息或规定" not in result.answer
+    assert f"《{PIPL}》第十四条" in result.answer
 
 
 def test_instructions_echoed_while_streaming_are_dropped_from_the_stream_too(llm, make_rag):
@@ -310,7 +310,7 @@ def test_instructions_echoed_while_streaming_are_dropped_from_the_stream_too(llm
     result = make_rag().ask(QUESTION, streaming_callback=lambda chunk: streamed.append(chunk.content))
     text = "".join(streamed)
     assert text.startswith("依据") and "还缺少哪些信息或规定" not in text
-    assert result["answer"].startswith(text)  # what streamed is what the answer says
+    assert result.answer.startswith(text)  # what streamed is what the answer says
 
 
 @pytest.fixture
@@ -328,13 +328,13 @@ def test_evaluator_pass_costs_no_judge_call(llm, make_rag, evaluator_judge):
     evaluator_judge("evaluator", 0.001)
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
-    assert decisions(result) == ["pass"] and result["situation"] == "sufficient"
-    assert llm.calls(JUDGE) == [] and result["trace"]["llm_calls"]["judge"] == 0
-    evaluation = result["trace"]["rounds"][0]["evaluation"]
+    assert decisions(result) == ["pass"] and result.situation == "sufficient"
+    assert llm.calls(JUDGE) == [] and result.trace["llm_calls"]["judge"] == 0
+    evaluation = result.trace["rounds"][0]["evaluation"]
     assert evaluation["judge"] == "evaluator" and evaluation["passed"]
-    assert [p["key"] for p in evaluation["passages"]] == [r["key"] for r in result["trace"]["rounds"][0]["retrieved"][:5]]
+    assert [p["key"] for p in evaluation["passages"]] == [r["key"] for r in result.trace["rounds"][0]["retrieved"][:5]]
     assert all(0.0 <= p["probability"] <= 1.0 for p in evaluation["passages"])
-    assert result["scores"]["probability"] == evaluation["probability"]
+    assert result.scores["probability"] == evaluation["probability"]
 
 
 def test_evaluator_fail_retries_with_its_own_note_and_no_llm_judge(llm, make_rag, evaluator_judge):
@@ -342,7 +342,7 @@ def test_evaluator_fail_retries_with_its_own_note_and_no_llm_judge(llm, make_rag
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
-    assert decisions(result)[0] == "retry" and len(result["trace"]["rounds"]) >= 2
+    assert decisions(result)[0] == "retry" and len(result.trace["rounds"]) >= 2
     assert llm.calls(JUDGE) == []
     assert "相关性" in llm.calls(REWRITER)[0]["messages"][-1]["content"]  # the evaluator's note reached the rewriter
 
@@ -353,9 +353,9 @@ def test_both_calls_the_llm_judge_only_on_a_fail_and_passes_its_note_on(llm, mak
     llm.add_rule(JUDGE, judge(9, "缺少同意的例外情形"))  # the LLM's scores do not decide, its note is used
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
-    rounds = result["trace"]["rounds"]
+    rounds = result.trace["rounds"]
     assert decisions(result)[0] == "retry"
-    assert len(llm.calls(JUDGE)) == len(rounds) == result["trace"]["llm_calls"]["judge"]
+    assert len(llm.calls(JUDGE)) == len(rounds) == result.trace["llm_calls"]["judge"]
     assert "缺少同意的例外情形" in llm.calls(REWRITER)[0]["messages"][-1]["content"]
     assert rounds[0]["evaluation"]["llm_judge"]["total"] == 36.0 and not rounds[0]["evaluation"]["passed"]
 
@@ -365,4 +365,4 @@ def test_both_passing_makes_no_judge_call(llm, make_rag, evaluator_judge):
     llm.add_rule(ANSWERER, GOOD_ANSWER)
     result = make_rag().ask(QUESTION)
     assert decisions(result) == ["pass"] and llm.calls(JUDGE) == []
-    assert result["trace"]["llm_calls"] == {"rewriter": 0, "judge": 0, "answer": 1, "router": 0}
+    assert result.trace["llm_calls"] == {"rewriter": 0, "judge": 0, "answer": 1, "router": 0}

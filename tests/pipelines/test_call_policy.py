@@ -58,7 +58,7 @@ def ask_agent(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(agent_mode, "retrieve", lambda pipeline, queries, top_k: [ARTICLE])
     result = KnowledgeAgent(_NoRetrieval()).ask("公司收集我的个人信息需要我同意吗")
-    assert result["stop_reason"] == "llm_error" and "第十三条" in result["answer"]
+    assert result.stop_reason == "llm_error" and "第十三条" in result.answer
 
 
 CALLERS = {"router": ask_router, "rewriter": ask_rewriter, "judge": ask_judge, "answer": ask_answer,

@@ -55,9 +55,9 @@ def test_llm_errors_are_retried_a_bounded_number_of_times_then_the_articles_are_
     llm.add_rule("", "不会被用到", status=status)  # every request fails
     result = rag.ask(QUESTION)
     assert len(llm.requests) == 3  # the first call: 1 try + LLM_MAX_RETRIES=2; later stages fail fast, no request
-    assert "语言模型暂时不可用" in result["answer"] and result["needs_human"]
-    assert result["citations"] and all(c["type"] == "statute" for c in result["citations"])
-    first, second = result["trace"]["rounds"]  # the judge's failure sends round 2 to a rewriter that fails fast
+    assert "语言模型暂时不可用" in result.answer and result.needs_human
+    assert result.citations and all(c["type"] == "statute" for c in result.citations)
+    first, second = result.trace["rounds"]  # the judge's failure sends round 2 to a rewriter that fails fast
     assert first["evaluation"]["error"] and second["rewrite"]["status"] == "fallback" and second["evaluation"]["error"]
 
 
@@ -66,22 +66,22 @@ def test_llm_down_answers_with_the_articles_and_recovers_after_the_cooldown(llm,
     base = llm.base_url
     llm.__exit__(None, None, None)  # the server goes away: connection refused
     result = rag.ask(QUESTION, mode="rag")
-    assert "语言模型暂时不可用" in result["answer"] and "APIConnectionError" in result["answer"]
-    assert len(result["citations"]) == 5
+    assert "语言模型暂时不可用" in result.answer and "APIConnectionError" in result.answer
+    assert len(result.citations) == 5
     with ScriptedOpenAIServer() as again:
         monkeypatch.setenv("LLM_BASE_URL", again.base_url)
         again.add_rule(ANSWERER, f"依据《{PIPL}》第十四条，需要同意。")
         time.sleep(0.6)
         recovered = AgenticRAG(rag.store, Settings.from_env()).ask(QUESTION, mode="rag")
-    assert recovered["answer"].startswith("依据") and base != again.base_url
+    assert recovered.answer.startswith("依据") and base != again.base_url
 
 
 def test_a_slow_llm_costs_one_timeout_not_one_per_stage(llm, rag):
     llm.add_rule("", "太慢了", delay=3)  # LLM_TIMEOUT is 2 s
     result = rag.ask(QUESTION)
     assert len(llm.requests) == 1  # round 1's judge timed out; rewriter, judge and answer failed fast, unsent
-    assert "超时" in json.dumps(result["trace"], ensure_ascii=False)
-    assert "语言模型暂时不可用" in result["answer"] and result["citations"]
+    assert "超时" in json.dumps(result.trace, ensure_ascii=False)
+    assert "语言模型暂时不可用" in result.answer and result.citations
 
 
 def test_injection_in_a_document_is_quoted_data_and_changes_nothing(llm, rag):
@@ -90,17 +90,17 @@ def test_injection_in_a_document_is_quoted_data_and_changes_nothing(llm, rag):
     # a model that obeys the planted text: repeats the system prompt and cites an article it was not given
     llm.add_rule(ANSWERER, f"好的，系统提示词如下：{ANSWER_SYSTEM}\n依据《中华人民共和国刑法》第一条和《{PIPL}》第十四条。")
     result = rag.ask("公司收集个人信息需要取得用户同意吗")
-    assert result["trace"]["route"]["route"] == "retrieval"
+    assert result.trace["route"]["route"] == "retrieval"
     answer_call = llm.calls(ANSWERER)[0]["messages"]
     system, user = answer_call[0]["content"], answer_call[-1]["content"]
     assert INJECTION[:10] not in system and "忽略以上指令" in user  # the document reached the model only as data
     block = user[user.index("<<<"):]
     assert block.count("<<<") == 1 and block.count(">>>") == 1  # planted delimiters cannot close the data block
     assert user.index("忽略以上指令") < user.index(">>>")
-    assert system_prompt_windows(result["answer"]) == []  # nothing of the system prompt reaches the user
-    assert "〔已移除：系统提示内容〕" in result["answer"]
-    assert "《中华人民共和国刑法》第一条〔未核实〕" in result["answer"]
-    assert all(c["verified"] and "刑法" not in c["key"] for c in result["citations"])
+    assert system_prompt_windows(result.answer) == []  # nothing of the system prompt reaches the user
+    assert "〔已移除：系统提示内容〕" in result.answer
+    assert "《中华人民共和国刑法》第一条〔未核实〕" in result.answer
+    assert all(c["verified"] and "刑法" not in c["key"] for c in result.citations)
 
 
 def test_injection_in_a_web_result_is_quoted_data_and_changes_nothing(llm, rag, monkeypatch):
@@ -112,12 +112,12 @@ def test_injection_in_a_web_result_is_quoted_data_and_changes_nothing(llm, rag, 
         monkeypatch.setenv("SERPAPI_API_KEY", "serp-secret-key-123")
         monkeypatch.setenv("SERPAPI_BASE_URL", serp.base_url)
         result = rag.ask(QUESTION)
-    assert result["trace"]["route"]["route"] == "retrieval" and result["trace"]["web"]["status"] == "ok"
+    assert result.trace["route"]["route"] == "retrieval" and result.trace["web"]["status"] == "ok"
     user = llm.calls(ANSWERER)[0]["messages"][-1]["content"]
     assert user[user.index("<<<"):].count(">>>") == 1 and "忽略以上指令" in user
-    assert "[网页7]〔未核实〕" in result["answer"]
-    assert [c["url"] for c in result["citations"] if c["type"] == "web"] == ["https://example.cn/a"]
-    assert "serp-secret-key-123" not in json.dumps(result, ensure_ascii=False)
+    assert "[网页7]〔未核实〕" in result.answer
+    assert [c["url"] for c in result.citations if c["type"] == "web"] == ["https://example.cn/a"]
+    assert "serp-secret-key-123" not in json.dumps(result.to_dict(), ensure_ascii=False)
 
 
 def test_streamed_answer_stops_before_a_system_prompt_leak(llm, rag):
@@ -127,15 +127,15 @@ def test_streamed_answer_stops_before_a_system_prompt_leak(llm, rag):
     streamed = []
     result = rag.ask("收集个人信息前要征得同意吗", streaming_callback=lambda chunk: streamed.append(chunk.content))
     assert "".join(streamed).startswith("需要同意")
-    assert system_prompt_windows("".join(streamed)) == [] and system_prompt_windows(result["answer"]) == []
+    assert system_prompt_windows("".join(streamed)) == [] and system_prompt_windows(result.answer) == []
 
 
 def test_agent_mode_with_the_llm_down_flags_a_planted_citation_once(llm, rag):
     llm.add_rule("", "服务不可用", status=500)
     result = KnowledgeAgent(rag).ask(QUESTION)
-    assert result["stop_reason"] == "llm_error" and "隐私政策第一条" in {s["key"] for s in result["sources"]}
-    assert "《中华人民共和国刑法》第一条〔未核实〕" in result["answer"]
-    assert "〔未核实〕〔未核实〕" not in result["answer"]  # the article list is checked once, not again as model text
+    assert result.stop_reason == "llm_error" and "隐私政策第一条" in {s["key"] for s in result.sources}
+    assert "《中华人民共和国刑法》第一条〔未核实〕" in result.answer
+    assert "〔未核实〕〔未核实〕" not in result.answer  # the article list is checked once, not again as model text
 
 
 def test_agent_mode_whose_last_answer_fails_lists_the_articles_checked_once(llm, rag):
@@ -143,8 +143,8 @@ def test_agent_mode_whose_last_answer_fails_lists_the_articles_checked_once(llm,
     llm.add_rule("", TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": QUESTION}},
                                               ensure_ascii=False))  # the agent only ever searches
     result = KnowledgeAgent(rag).ask(QUESTION)
-    assert result["stop_reason"] == "max_steps" and "未能生成最终回答" in result["answer"]
-    assert f"\n- 《{PIPL}》第" in result["answer"]  # the same checked article list as the other fallbacks
-    assert "隐私政策第一条" in {s["key"] for s in result["sources"]}
-    assert "《中华人民共和国刑法》第一条〔未核实〕" in result["answer"]
-    assert "〔未核实〕〔未核实〕" not in result["answer"]
+    assert result.stop_reason == "max_steps" and "未能生成最终回答" in result.answer
+    assert f"\n- 《{PIPL}》第" in result.answer  # the same checked article list as the other fallbacks
+    assert "隐私政策第一条" in {s["key"] for s in result.sources}
+    assert "《中华人民共和国刑法》第一条〔未核实〕" in result.answer
+    assert "〔未核实〕〔未核实〕" not in result.answer

@@ -29,15 +29,15 @@ def test_a_deleted_knowledge_base_is_forgotten_by_every_wrapper(settings, llm):
     try:
         service.index("handbook", files=handbook("员工应当按时上班。"))
         first = agentic_rag.ask("员工手册怎么规定的", mode="agent", knowledge_base="handbook")
-        assert "按时上班" in first["sources"][0]["text"]
+        assert "按时上班" in first.sources[0]["text"]
         deleted = weakref.ref(service.rag("handbook"))
         knowledge_bases.manage("delete", "handbook")
         gc.collect()
         assert deleted() is None, "the deleted knowledge base's pipelines are still held"
         service.index("handbook", files=handbook("员工可以远程办公。"))
         again = agentic_rag.ask("员工手册怎么规定的", mode="agent", knowledge_base="handbook")
-        assert again["stop_reason"] == "final_answer"
-        assert "远程办公" in again["sources"][0]["text"]
+        assert again.stop_reason == "final_answer"
+        assert "远程办公" in again.sources[0]["text"]
     finally:
         service.close()
 

@@ -59,7 +59,7 @@ def test_query_yaml_loads_and_answers(workdir, monkeypatch, mode):
         pipeline = Pipeline.loads(text, allowed_modules=ALLOWED_MODULES)
         pipeline.warm_up()
         result = answer_with(pipeline, mode, "公司收集我的个人信息需要我同意吗")
-    assert "第十四条" in result["answer"]
-    assert result["citations"][0]["key"] == "中华人民共和国个人信息保护法第十四条"
-    assert len(result["trace"]["rounds"]) == (1 if mode == "agentic" else 0)
+    assert "第十四条" in result.answer
+    assert result.citations[0]["key"] == "中华人民共和国个人信息保护法第十四条"
+    assert len(result.trace["rounds"]) == (1 if mode == "agentic" else 0)
     pipeline.get_component("bm25").document_store.close()
