@@ -25,12 +25,12 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from application.steps import StepCallback, run_with_steps
 from components.builders.answer_finalizer import citation_of
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from helpers.cancellation import Cancellation
 from helpers.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
 from helpers.result import RAGResult
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
 from pipelines.retrieval import build_retrieval_pipeline, has_reranker, retrieve
+from pipelines.stores import open_document_store
 
 CACHE_SIZE = 256
 

@@ -22,18 +22,13 @@ from application.agent_mode import KnowledgeAgent
 from application.rag import AgenticRAG
 from config.settings import Settings
 from document_store.collection_mirror import invalidate
-from document_store.qdrant_store import (
-    list_collections,
-    local_path,
-    open_document_store,
-    qdrant_client_of,
-    validate_collection_name,
-)
+from document_store.qdrant_store import list_collections, local_path, qdrant_client_of, validate_collection_name
 from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.text_files import text_document, upload_name
 from helpers.result import RAGResult
 from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import Indexer, Source, law_sources
+from pipelines.stores import open_document_store, store_location
 
 logger = logging.getLogger(__name__)
 
@@ -69,9 +64,9 @@ class RAGService:
             with self._lock:
                 if name in self._rags:
                     return self._rags[name]
-            if not create and name not in list_collections(self.settings):
+            if not create and name not in list_collections(store_location(self.settings)):
                 raise UnknownKnowledgeBaseError(
-                    f"unknown knowledge base {name!r}; existing: {', '.join(list_collections(self.settings))}")
+                    f"unknown knowledge base {name!r}; existing: {', '.join(list_collections(store_location(self.settings)))}")
             rag = AgenticRAG(open_document_store(self.settings, name), self.settings)
             with self._lock:
                 self._rags[name] = rag
@@ -111,7 +106,7 @@ class RAGService:
     def knowledge_bases(self) -> list[dict[str, Any]]:
         out = []
         fingerprint = embedding_fingerprint(self.settings)
-        for name in list_collections(self.settings):
+        for name in list_collections(store_location(self.settings)):
             store = open_document_store(self.settings, name)  # the store only: no pipelines or models to list it
             records = SourceManifest(store).all()
             out.append({"name": name, "documents": store.count_documents(), "sources": len(records),
@@ -130,7 +125,7 @@ class RAGService:
             del self._rags[name]
             self._agents.pop(name, None)
             if not self.settings.qdrant_url:
-                shutil.rmtree(local_path(self.settings, name), ignore_errors=True)
+                shutil.rmtree(local_path(store_location(self.settings), name), ignore_errors=True)
 
     def close(self) -> None:
         with self._lock:

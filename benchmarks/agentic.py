@@ -37,10 +37,10 @@ from benchmarks.folds import FOLDS, fold_assignment, fold_models, stard_pairs
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
-from document_store.qdrant_store import open_document_store
 from helpers.result import RAGResult
 from llm_access.factory import resolve_endpoint
 from pipelines.judges import resolve_judge
+from pipelines.stores import open_document_store
 from provisioning.train import corpus_settings
 
 
@@ -72,7 +72,7 @@ def score(result: RAGResult, gold: list[str]) -> dict[str, float]:
     }
 
 
-def round_summaries(result: dict) -> list[dict[str, Any]]:
+def round_summaries(result: RAGResult) -> list[dict[str, Any]]:
     """Per round: the judge's total, the queries and the top-20 keys (for offline analysis of the loop)."""
     return [{"round": r["round"], "total": r["evaluation"]["total"], "queries": r["queries"],
              "keys": [x["key"] for x in r["retrieved"]][:20]} for r in result.trace["rounds"]]

@@ -24,9 +24,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from pipelines.embedders import META_FIELDS_TO_EMBED, load_sentence_transformer
 from pipelines.indexing import Indexer, Source, build_indexing_pipeline, law_sources
+from pipelines.stores import open_document_store
 from provisioning.train import base_settings, corpus_settings
 
 if TYPE_CHECKING:

@@ -38,8 +38,8 @@ from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.evaluators.relevance_evaluator import RelevanceEvaluator
-from document_store.qdrant_store import open_document_store
 from pipelines.retrieval import retrieve
+from pipelines.stores import open_document_store
 from provisioning.train import corpus_settings
 from provisioning.training_pairs import Pair
 

@@ -38,11 +38,11 @@ import psutil
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from config.settings import DEFAULT_LAW, Settings
-from document_store.qdrant_store import open_document_store
 from harness.app_server import server_env
 from harness.openai_server import ScriptedOpenAIServer
 from harness.server_process import ServerProcess
 from pipelines.indexing import Indexer, law_sources
+from pipelines.stores import open_document_store
 
 ROOT = Path(__file__).resolve().parent.parent
 E5_MODEL = ROOT / "models" / "multilingual-e5-small"

@@ -28,10 +28,10 @@ from benchmarks.metrics import load_queries, mean_metrics, percentile, query_met
 from components.rankers.evaluator_ranker import EvaluatorRanker
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from document_store.source_manifest import SourceManifest
 from pipelines.indexing import Indexer, law_sources
 from pipelines.retrieval import CANDIDATES_PER_PATH, build_retrieval_pipeline, retrieve
+from pipelines.stores import open_document_store
 from provisioning.train import corpus_settings
 
 DEFAULT_QUERIES = Path(__file__).resolve().parents[1] / "training_data" / "stard" / "stard_train.jsonl"

@@ -24,9 +24,9 @@ from application.rag import AgenticRAG
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from harness.server_process import ServerProcess
 from pipelines.indexing import Indexer, law_sources
+from pipelines.stores import open_document_store
 
 
 def main() -> None:

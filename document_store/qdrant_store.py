@@ -1,10 +1,12 @@
 """Building the QdrantDocumentStore: embedded on disk by default, a Qdrant server when QDRANT_URL is set.
 
+The opener takes plain arguments (no settings object): `pipelines.stores.open_document_store` is the one that
+reads them from `Settings`.
+
 Usage::
 
-    from config.settings import Settings
-    from document_store.qdrant_store import open_document_store
-    store = open_document_store(Settings.from_env())
+    from document_store.qdrant_store import StoreLocation, open_qdrant_store
+    store = open_qdrant_store(StoreLocation(path=Path("data/qdrant")), "statutes")  # or StoreLocation(url=...)
     print(store.count_documents())
     store.close()   # releases the on-disk lock for other processes
 """
@@ -13,14 +15,13 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from haystack import default_from_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient
-
-from config.settings import Settings
 
 # Keyword indexes for the filters we use (a server feature; the embedded mode scans instead).
 PAYLOAD_INDEXES = [
@@ -42,25 +43,37 @@ def validate_collection_name(name: str) -> str:
     return name
 
 
-def open_document_store(
-    settings: Settings, collection: str | None = None, *, connect: bool = True
-) -> QdrantDocumentStore:
+@dataclass(frozen=True)
+class StoreLocation:
+    """Where knowledge bases live: a Qdrant server (``url``) or a folder holding one embedded store per collection
+    (``path``), and the dimension of their dense vectors."""
+
+    url: str | None = None
+    path: Path | None = None
+    embedding_dim: int = 384
+
+    def __post_init__(self) -> None:
+        if not self.url and self.path is None:
+            raise ValueError("a store location needs a Qdrant url or an embedded path")
+
+
+def open_qdrant_store(location: StoreLocation, collection: str, *, connect: bool = True) -> QdrantDocumentStore:
     """Open (and create if needed) the collection; raise `StoreLockedError` when the path is in use.
 
     ``connect=False`` only builds the object (for serialising pipelines without touching the disk).
     """
-    name = validate_collection_name(collection or settings.collection)
-    location = {"url": settings.qdrant_url or None, "path": None if settings.qdrant_url else str(local_path(settings, name)),
-                "location": None, "index": name}
+    name = validate_collection_name(collection)
+    params = {"url": location.url or None, "path": None if location.url else str(local_path(location, name)),
+              "location": None, "index": name}
     with _stores_lock:
-        existing = _stores.get(_identity(location))
+        existing = _stores.get(_identity(params))
     if existing is not None:  # one instance per path in a process (a second client could not open it)
         if connect:
             _connect(existing)
         return existing
     common = {
         "index": name,
-        "embedding_dim": settings.embedding_dim,
+        "embedding_dim": location.embedding_dim,
         "use_sparse_embeddings": True,
         "sparse_idf": True,
         "similarity": "cosine",
@@ -68,10 +81,10 @@ def open_document_store(
         "progress_bar": False,
         "write_batch_size": 256,
     }
-    if settings.qdrant_url:
-        store = QdrantDocumentStore(url=settings.qdrant_url, payload_fields_to_index=PAYLOAD_INDEXES, **common)
+    if location.url:
+        store = QdrantDocumentStore(url=location.url, payload_fields_to_index=PAYLOAD_INDEXES, **common)
     else:
-        path = local_path(settings, name)
+        path = local_path(location, name)
         path.mkdir(parents=True, exist_ok=True)
         store = QdrantDocumentStore(path=str(path), **common)
     if connect:
@@ -80,23 +93,25 @@ def open_document_store(
     return store
 
 
-def local_path(settings: Settings, collection: str) -> Path:
+def local_path(location: StoreLocation, collection: str) -> Path:
     """Each knowledge base gets its own embedded folder (one client may hold a folder at a time)."""
-    return settings.qdrant_path / collection
+    assert location.path is not None, "a server location has no local path"
+    return location.path / collection
 
 
-def list_collections(settings: Settings) -> list[str]:
-    """Knowledge bases that exist: folders under QDRANT_PATH, or the server's collections."""
-    if settings.qdrant_url:
-        client = QdrantClient(url=settings.qdrant_url)
+def list_collections(location: StoreLocation) -> list[str]:
+    """Knowledge bases that exist: folders under the embedded path, or the server's collections."""
+    if location.url:
+        client = QdrantClient(url=location.url)
         try:
             names = [c.name for c in client.get_collections().collections]
         finally:
             client.close()
         return sorted(n for n in names if not n.endswith("__sources"))
-    if not settings.qdrant_path.is_dir():
+    assert location.path is not None
+    if not location.path.is_dir():
         return []
-    return sorted(p.name for p in settings.qdrant_path.iterdir()
+    return sorted(p.name for p in location.path.iterdir()
                   if p.is_dir() and COLLECTION_NAME_RE.fullmatch(p.name) and (p / "collection" / p.name).is_dir())
 
 

@@ -4,8 +4,8 @@
 from pathlib import Path
 
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from pipelines.indexing import Indexer, law_sources
+from pipelines.stores import open_document_store
 
 
 def index_laws(data: Path, e5_model: Path, laws: list[str]) -> None:

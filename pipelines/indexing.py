@@ -9,7 +9,7 @@ Usage::
 
     from pipelines.indexing import Indexer, law_sources
     from config.settings import Settings
-    from document_store.qdrant_store import open_document_store
+    from pipelines.stores import open_document_store
 
     settings = Settings.from_env()
     store = open_document_store(settings)

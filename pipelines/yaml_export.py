@@ -18,9 +18,9 @@ from haystack import Pipeline
 from haystack.core.errors import DeserializationError, PipelineError
 
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
 from pipelines.indexing import build_indexing_pipeline
+from pipelines.stores import open_document_store
 
 YAML_DIR = Path(__file__).resolve().parent.parent / "yaml_pipelines"
 # what a YAML pipeline of this project names: its components, the loop's state type and the Qdrant integration

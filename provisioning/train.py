@@ -46,8 +46,8 @@ from tqdm import tqdm
 from components.evaluators.relevance_evaluator import CALIBRATION_FILE
 from config.settings import Settings
 from document_store.collection_mirror import mirror_for
-from document_store.qdrant_store import open_document_store
 from pipelines.embedders import embedding_fingerprint
+from pipelines.stores import open_document_store
 from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
 from provisioning.evaluator_training import Recipe, train_evaluator
 from provisioning.onnx_export import is_complete

@@ -34,8 +34,8 @@ def dump_rankings(queries: list[dict], cache: Path) -> dict[str, list[list[tuple
         return json.loads(cache.read_text(encoding="utf-8"))
     from components.retrievers.dense_retriever import DenseRetriever
     from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-    from document_store.qdrant_store import open_document_store
     from pipelines.embedders import text_embedder
+    from pipelines.stores import open_document_store
 
     settings = bench_settings()
     store = open_document_store(settings)

@@ -46,10 +46,10 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from document_store.collection_mirror import mirror_for
-from document_store.qdrant_store import open_document_store
 from helpers.jieba_tokenizer import term_id
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import CANDIDATES_PER_PATH, PATH_WEIGHTS
+from pipelines.stores import open_document_store
 
 RRF_K = 60
 K1, B = 1.2, 0.75

@@ -51,9 +51,9 @@ def tiny_evaluator(tmp_path_factory: pytest.TempPathFactory, e5_model: Path) -> 
 
     from components.evaluators.relevance_evaluator import CALIBRATION_FILE
     from document_store.collection_mirror import mirror_for
-    from document_store.qdrant_store import open_document_store
     from pipelines.indexing import Indexer, law_sources
     from pipelines.retrieval import build_retrieval_pipeline, retrieve
+    from pipelines.stores import open_document_store
     from provisioning.evaluator_training import Recipe, train_evaluator
     from provisioning.training_pairs import Pair
 

@@ -1,7 +1,7 @@
 import pytest
 
-from document_store.qdrant_store import open_document_store
 from pipelines.indexing import Indexer, file_sources
+from pipelines.stores import open_document_store
 
 LAW_A = """# 示例信息保护法
 第一章 总则

@@ -3,9 +3,9 @@
 import pytest
 
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from harness.openai_server import ScriptedOpenAIServer
 from pipelines.indexing import Indexer, law_sources
+from pipelines.stores import open_document_store
 
 PIPL = "中华人民共和国个人信息保护法"
 

@@ -7,8 +7,8 @@ import pytest
 from application.rag import AgenticRAG
 from components.builders.answer_finalizer import LLM_DOWN
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from pipelines.indexing import Indexer, law_sources
+from pipelines.stores import open_document_store
 
 PIPL = "中华人民共和国个人信息保护法"
 MODEL_DOWN = LLM_DOWN.split("（")[0]  # the fallback reply when the model fails (e.g. times out on a busy machine)

@@ -9,7 +9,6 @@ import pytest
 from application.agent_mode import KnowledgeAgent
 from application.rag import AgenticRAG
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from document_store.text_files import text_document
 from harness.llm_script import ANSWERER, JUDGE, REWRITER, judge
 from harness.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
@@ -17,6 +16,7 @@ from harness.serpapi_server import ScriptedSerpAPIServer
 from helpers.prompt_guard import WINDOW
 from pipelines.indexing import Indexer, Source, law_sources
 from pipelines.prompts import ANSWER_SYSTEM
+from pipelines.stores import open_document_store
 
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"

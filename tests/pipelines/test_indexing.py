@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from document_store.qdrant_store import open_document_store, qdrant_client_of
+from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
 from interfaces.cli import main
 from pipelines import indexing
 from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import Indexer, file_sources, law_sources
+from pipelines.stores import open_document_store
 
 REPO = Path(__file__).resolve().parents[2]
 PIPL = "中华人民共和国个人信息保护法"

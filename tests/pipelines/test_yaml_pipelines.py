@@ -7,9 +7,9 @@ from haystack import Document, Pipeline
 
 from application.rag import answer_with
 from config.settings import Settings
-from document_store.qdrant_store import open_document_store
 from harness.openai_server import ScriptedOpenAIServer
 from pipelines.indexing import Indexer, law_sources
+from pipelines.stores import open_document_store
 from pipelines.yaml_export import ALLOWED_MODULES, YAML_DIR, yaml_texts
 from tests.conftest import MODELS
 

@@ -1,0 +1,27 @@
+"""Opening knowledge bases from `Settings`: the one place that turns ``QDRANT_URL`` / ``QDRANT_PATH`` /
+``COLLECTION`` / the embedding dimension into the plain arguments of `document_store.qdrant_store`.
+
+Usage::
+
+    from pipelines.stores import open_document_store
+    store = open_document_store(Settings.from_env())          # the default knowledge base
+    store = open_document_store(settings, "handbook")         # another one
+"""
+
+from __future__ import annotations
+
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+
+from config.settings import Settings
+from document_store.qdrant_store import StoreLocation, open_qdrant_store
+
+
+def store_location(settings: Settings) -> StoreLocation:
+    return StoreLocation(url=settings.qdrant_url or None, path=None if settings.qdrant_url else settings.qdrant_path,
+                         embedding_dim=settings.embedding_dim)
+
+
+def open_document_store(settings: Settings, collection: str | None = None, *,
+                        connect: bool = True) -> QdrantDocumentStore:
+    """Open (and create if needed) ``collection`` (default ``settings.collection``) where the settings say."""
+    return open_qdrant_store(store_location(settings), collection or settings.collection, connect=connect)
