@@ -41,7 +41,7 @@ setup: models
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt Makefile
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
@@ -49,6 +49,7 @@ $(STAMP): requirements.txt requirements-dev.txt Makefile
 	  $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS) "$(LLAMA_REQ)"
 	$(PY) -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEELS)/*.whl
 	$(PY) -m pip install -q --find-links $(LLAMA_WHEELS) -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .  # the project itself (pyproject.toml)
 	touch $(STAMP)
 
 models: $(STAMP)
