@@ -63,23 +63,15 @@ def pipeline_inputs(
     return data
 
 
-def answer_with(
-    pipeline: Pipeline,
-    mode: str,
-    query: str,
-    filters: dict[str, Any] | None = None,
-    top_k: int | None = None,
-    streaming_callback: Callable[[StreamingChunk], None] | None = None,
-    on_step: StepCallback | None = None,
-    cancel: Cancellation | None = None,
-) -> RAGResult:
+def answer_with(pipeline: Pipeline, mode: str, query: str, *, on_step: StepCallback | None = None,
+                cancel: Cancellation | None = None, **inputs: Any) -> RAGResult:
     """Run a query pipeline (built here or loaded from YAML) and shape its output as the result dict.
 
     With ``on_step``, each stage is reported as it ends (see `application.steps`); call it then from a thread without
     a running event loop.
     """
     started = time.perf_counter()
-    data = pipeline_inputs(pipeline, mode, query, filters, top_k, streaming_callback)
+    data = pipeline_inputs(pipeline, mode, query, **inputs)  # filters, top_k, streaming_callback
     if on_step is None and cancel is None:
         output = pipeline.run(data, include_outputs_from={"router"} if mode == "agentic" else None)
     else:
@@ -164,7 +156,8 @@ class AgenticRAG:
                 if on_step is not None:
                     on_step({"stage": "cache", "message": "同一问题的结果来自缓存"})
                 return cached
-        result = answer_with(self.pipelines[mode], mode, query, filters, top_k, streaming_callback, on_step, cancel)
+        result = answer_with(self.pipelines[mode], mode, query, filters=filters, top_k=top_k,
+                             streaming_callback=streaming_callback, on_step=on_step, cancel=cancel)
         if result.answer_error:  # the model was down: asking again later should get a real answer
             return result
         with self._cache_lock:

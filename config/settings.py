@@ -21,14 +21,18 @@ def _env(name: str, default: str) -> str:
     return value or default
 
 
-def _env_int(name: str, default: int) -> int:
+def _env_number(name: str, default: float, parse: type[int | float], kind: str) -> float:
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
     try:
-        return int(raw)
+        return parse(raw)
     except ValueError as error:
-        raise ValueError(f"{name} must be an integer, got {raw!r}") from error
+        raise ValueError(f"{name} must be {kind}, got {raw!r}") from error
+
+
+def _env_int(name: str, default: int) -> int:
+    return int(_env_number(name, default, int, "an integer"))
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -43,13 +47,7 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return float(raw)
-    except ValueError as error:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from error
+    return float(_env_number(name, default, float, "a number"))
 
 
 def _env_positive(name: str, default: float) -> float:

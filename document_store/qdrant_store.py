@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from haystack import default_from_dict
+from haystack import default_from_dict, default_to_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient
 
@@ -158,6 +158,20 @@ def from_dict_sharing_store(cls: type, data: dict[str, Any]) -> Any:
     instance for the same path/url and collection (see `shared_store_from_dict`), the rest `default_from_dict`."""
     data["init_parameters"]["document_store"] = shared_store_from_dict(data["init_parameters"]["document_store"])
     return default_from_dict(cls, data)
+
+
+class StoreComponentSerialization:
+    """``to_dict``/``from_dict`` for a component whose one init parameter is ``document_store``: the store is
+    serialised by its own ``to_dict`` and, when loaded, shared with this process's open instance."""
+
+    document_store: QdrantDocumentStore
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, document_store=self.document_store.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        return from_dict_sharing_store(cls, data)
 
 
 def qdrant_client_of(store: QdrantDocumentStore) -> QdrantClient:

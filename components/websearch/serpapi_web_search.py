@@ -125,14 +125,8 @@ class SerpAPIWebSearch:
             raise TypeError("api_key must be a haystack Secret, e.g. Secret.from_env_var('SERPAPI_API_KEY')")
         if not engine:
             raise ValueError("engine must not be empty")
-        self.api_key = api_key
-        self.top_k = top_k
-        self.timeout = timeout
-        self.engine = engine
-        self.hl = hl
-        self.gl = gl
-        self.location = location
-        self.base_url = base_url
+        self.api_key, self.top_k, self.timeout = api_key, top_k, timeout
+        self.engine, self.hl, self.gl, self.location, self.base_url = engine, hl, gl, location, base_url
         self.allowed_domains = list(allowed_domains) if allowed_domains else None
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ Usage::
 from dataclasses import replace
 from typing import Any
 
-from haystack import Document, component, default_to_dict
+from haystack import Document, component
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from haystack_integrations.document_stores.qdrant.converters import (
     DENSE_VECTORS_NAME,
@@ -27,7 +27,7 @@ from haystack_integrations.document_stores.qdrant.converters import (
 from qdrant_client.http import models as rest
 
 from document_store.collection_mirror import invalidate
-from document_store.qdrant_store import from_dict_sharing_store, qdrant_client_of
+from document_store.qdrant_store import StoreComponentSerialization, qdrant_client_of
 
 
 def to_points(documents: list[Document], use_sparse_embeddings: bool) -> list[rest.PointStruct]:
@@ -52,7 +52,7 @@ def to_points(documents: list[Document], use_sparse_embeddings: bool) -> list[re
 
 
 @component
-class QdrantPointWriter:
+class QdrantPointWriter(StoreComponentSerialization):
     """Upserts documents (with their dense and sparse embeddings) in batches of the store's ``write_batch_size``.
 
     :param document_store: the store to write to (embedded path or server).
@@ -60,13 +60,6 @@ class QdrantPointWriter:
 
     def __init__(self, document_store: QdrantDocumentStore) -> None:
         self.document_store = document_store
-
-    def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, document_store=self.document_store.to_dict())
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "QdrantPointWriter":
-        return from_dict_sharing_store(cls, data)
 
     @component.output_types(documents_written=int)
     def run(self, documents: list[Document]) -> dict[str, int]:
