@@ -37,10 +37,10 @@ def describe_step(name: str, outputs: dict[str, Any]) -> dict[str, Any] | None:
         return {"stage": "route", "route": route.get("route"), "decided_by": route.get("decided_by")}
     if name == "rewriter":
         state: LoopState = outputs["state"]
+        info = outputs.get("round_info", {})
         return {"stage": "rewrite", "round": state.round + 1, "queries": outputs["queries"],
-                "status": state.pending.get("rewrite", {}).get("status"),
-                "reason": state.pending.get("rewrite", {}).get("reason"),
-                "feedback": state.pending.get("feedback", "")}
+                "status": info.get("rewrite", {}).get("status"), "reason": info.get("rewrite", {}).get("reason"),
+                "feedback": info.get("feedback", "")}
     if name in RETRIEVAL_PATHS:
         documents = outputs.get("documents", [])
         return {"stage": "retrieve", "path": name, "count": len(documents), "top": _top(documents)}

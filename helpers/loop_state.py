@@ -1,6 +1,9 @@
 """`LoopState`: everything the retrieve → judge → retry loop carries from round to round, and the trace.
 
-It travels through the pipeline's sockets (never kept on a component), so concurrent runs cannot mix.
+It travels through the pipeline's sockets (never kept on a component), so concurrent runs cannot mix, and it is
+immutable: each loop component returns a new state (`dataclasses.replace`), so what a component reads and writes is
+what its sockets carry. The round being run (its queries and rewrite) goes from the rewriter to the tracker on its
+own socket (``round_info``), not inside the state.
 
 Usage::
 
@@ -10,7 +13,7 @@ Usage::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from haystack import Document
@@ -26,7 +29,7 @@ def document_summary(doc: Document) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoopState:
     """The original query, the rounds so far and the best evidence of all of them."""
 
@@ -40,7 +43,6 @@ class LoopState:
     passed: bool = False
     missing: str = ""
     tried_queries: list[str] = field(default_factory=list)
-    pending: dict[str, Any] = field(default_factory=dict)  # the round being run (queries, rewrite info)
     rounds: list[dict[str, Any]] = field(default_factory=list)
     web: dict[str, Any] | None = None
     web_documents: list[Document] = field(default_factory=list)
@@ -49,10 +51,10 @@ class LoopState:
     route: dict[str, Any] = field(default_factory=dict)
     decision: str = ""
 
-    def count(self, stage: str, calls: int, seconds: float) -> None:
-        """Add one stage's LLM calls and seconds to the totals."""
-        self.llm_calls[stage] = self.llm_calls.get(stage, 0) + calls
-        self.seconds[stage] = round(self.seconds.get(stage, 0.0) + seconds, 3)
+    def counted(self, stage: str, calls: int, seconds: float, **changes: Any) -> LoopState:
+        """A new state with one stage's LLM calls and seconds added to the totals (and ``changes`` applied)."""
+        return replace(self, llm_calls={**self.llm_calls, stage: self.llm_calls.get(stage, 0) + calls},
+                       seconds={**self.seconds, stage: round(self.seconds.get(stage, 0.0) + seconds, 3)}, **changes)
 
     def round_decisions(self) -> list[str]:
         """What the loop did after each round: pass, retry, or give up (→ web search)."""

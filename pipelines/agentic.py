@@ -99,6 +99,7 @@ def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settin
     pipeline.connect(evidence, "tracker.documents")
     pipeline.connect("rewriter.query", "judge.query")
     pipeline.connect("rewriter.state", "tracker.state")
+    pipeline.connect("rewriter.round_info", "tracker.round_info")
     pipeline.connect("judge.evaluation", "tracker.evaluation")
     pipeline.connect("tracker.state", "loop.state")
     pipeline.connect("tracker.query", "loop.query")

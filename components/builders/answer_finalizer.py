@@ -62,7 +62,7 @@ class AnswerFinalizer:
     @component.output_types(result=RAGResult)
     def run(self, state: LoopState, evidence: list[Document], situation: str, text: str = "", error: str = "",
             llm_calls: int = 0, seconds: float = 0.0) -> dict[str, Any]:
-        state.count("answer", llm_calls, seconds)
+        state = state.counted("answer", llm_calls, seconds)
         needs_human = situation in ("none", "partial")
         mentions: dict[str, list[str]] = {}
         answer_error = None

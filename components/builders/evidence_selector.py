@@ -77,6 +77,6 @@ class EvidenceSelector:
         elif judged and situation != "sufficient" and state.missing:
             notes.append(f"评估认为还缺少：{state.missing}")
         evidence = local + web if situation != "none" else []
-        state.decision = state.decision or situation
+        state = replace(state, decision=state.decision or situation)
         return {"evidence": evidence, "situation": situation, "query": state.query,
                 "notes": "\n".join(n for n in notes if n), "state": state}

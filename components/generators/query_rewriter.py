@@ -62,7 +62,7 @@ class QueryRewriter(LLMComponent):
         self.max_variants = max_variants
         self.rewrite_first_round = rewrite_first_round
 
-    @component.output_types(queries=list[str], query=str, state=LoopState)
+    @component.output_types(queries=list[str], query=str, state=LoopState, round_info=dict)
     def run(self, query: str, state: LoopState | None = None) -> dict[str, Any]:
         """:param state: the loop state from the previous round (None in round 1)."""
         started = time.perf_counter()
@@ -101,7 +101,7 @@ class QueryRewriter(LLMComponent):
     @staticmethod
     def _emit(query: str, queries: list[str], info: dict[str, Any], state: LoopState, calls: int,
               started: float) -> dict[str, Any]:
-        state.tried_queries.extend(q for q in queries if q not in state.tried_queries)
-        state.pending = {"queries": queries, "rewrite": info, "feedback": state.missing if state.round else ""}
-        state.count("rewriter", calls, time.perf_counter() - started)
-        return {"queries": queries, "query": query, "state": state}
+        tried = [*state.tried_queries, *(q for q in queries if q not in state.tried_queries)]
+        round_info = {"queries": queries, "rewrite": info, "feedback": state.missing if state.round else ""}
+        state = state.counted("rewriter", calls, time.perf_counter() - started, tried_queries=tried)
+        return {"queries": queries, "query": query, "state": state, "round_info": round_info}

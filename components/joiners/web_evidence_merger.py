@@ -6,6 +6,7 @@ Usage::
     state = merger.run(state=state, documents=web_docs, status="ok", message="")["state"]
 """
 
+from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component
@@ -19,6 +20,5 @@ class WebEvidenceMerger:
 
     @component.output_types(state=LoopState)
     def run(self, state: LoopState, documents: list[Document], status: str, message: str = "") -> dict[str, Any]:
-        state.web_documents = list(documents)
-        state.web = {"status": status, "message": message, "results": [document_summary(d) for d in documents]}
-        return {"state": state}
+        web = {"status": status, "message": message, "results": [document_summary(d) for d in documents]}
+        return {"state": replace(state, web_documents=list(documents), web=web)}

@@ -27,24 +27,25 @@ EVALUATION_FIELDS = ("judge", *REQUIRED, "probability", "threshold", "passages",
 
 @component
 class RoundTracker:
-    """Updates the `LoopState` with one round's documents and evaluation."""
+    """A new `LoopState` with one round's documents, evaluation and round info (the state is never changed)."""
 
     @component.output_types(state=LoopState, query=str)
-    def run(self, state: LoopState, documents: list[Document], evaluation: dict) -> dict[str, Any]:
-        state.round += 1
+    def run(self, state: LoopState, documents: list[Document], evaluation: dict,
+            round_info: dict | None = None) -> dict[str, Any]:
+        """:param round_info: the round's queries and rewrite, from the rewriter."""
+        number = state.round + 1
         total = float(evaluation.get("total", 0.0))
-        state.improved = total > state.best_score
+        best: dict[str, Any] = {}
         if total >= state.best_score:  # a tie goes to the later round: it searched the original and the rewrites
-            state.best_score, state.best_round, state.best_documents = total, state.round, list(documents)
-        state.last_score = total
-        state.passed = bool(evaluation.get("passed"))
-        state.missing = str(evaluation.get("missing") or "")
-        state.count("judge", int(evaluation.get("llm_calls", 0)), float(evaluation.get("seconds", 0.0)))
-        state.rounds.append({
-            "round": state.round,
-            **state.pending,
+            best = {"best_score": total, "best_round": number, "best_documents": list(documents)}
+        entry = {
+            "round": number,
+            **(round_info or {}),
             "retrieved": [document_summary(d) for d in documents],
             "evaluation": {k: evaluation.get(k) for k in EVALUATION_FIELDS if k in evaluation or k in REQUIRED},
-        })
-        state.pending = {}
+        }
+        state = state.counted(
+            "judge", int(evaluation.get("llm_calls", 0)), float(evaluation.get("seconds", 0.0)),
+            round=number, improved=total > state.best_score, last_score=total, passed=bool(evaluation.get("passed")),
+            missing=str(evaluation.get("missing") or ""), rounds=[*state.rounds, entry], **best)
         return {"state": state, "query": state.query}
