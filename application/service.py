@@ -135,6 +135,8 @@ class RAGService:
             self._agents.clear()
 
 
+# The process's service. Lifetime: created by the first wrapper's setup (Hayhooks loads each wrapper separately and
+# they all share it), alive until the process ends.
 _service: RAGService | None = None
 _service_lock = threading.Lock()
 

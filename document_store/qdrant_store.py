@@ -127,6 +127,9 @@ def _connect(store: QdrantDocumentStore) -> None:
         raise
 
 
+# The open store objects of this process, by path/url and collection. Lifetime: the process. An embedded path can be
+# held by one client only, so every opener and every pipeline loaded from YAML must get the same object; a closed
+# store reopens through `_connect`.
 _stores: dict[tuple, QdrantDocumentStore] = {}
 _stores_lock = threading.Lock()
 

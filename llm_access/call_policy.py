@@ -14,6 +14,7 @@ Usage (inside a component)::
 """
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -111,7 +112,7 @@ class LLMComponent:
         assert self.chat_generator is not None
         started = time.perf_counter()
         endpoint = self._endpoint()
-        if time.monotonic() < _unavailable_until.get(endpoint, 0.0):
+        if COOLDOWNS.active(endpoint):
             return LLMCall(None, "LLM 暂时不可用（刚才的请求已失败，稍后自动重试）", 0.0)
         json_mode = bool((generation_kwargs or {}).get("response_format"))  # structured output quotes its format
         guards = [guard for guard in (
@@ -134,14 +135,14 @@ class LLMComponent:
             except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
                 if attempt == 1 and isinstance(error, APIConnectionError) and self._revive():
                     continue  # the embedded server had died and is back on the same port: one more try
-                _unavailable_until[endpoint] = time.monotonic() + cooldown_seconds()
+                COOLDOWNS.start(endpoint)
                 logger.warning("LLM unavailable: {error}", error=type(error).__name__)
                 reason = "LLM 请求超时" if isinstance(error, APITimeoutError) else f"LLM 调用失败：{type(error).__name__}"
                 return LLMCall(None, reason, time.perf_counter() - started)
             except (OpenAIError, ValueError, RuntimeError) as error:
                 logger.warning("LLM call failed: {error}", error=type(error).__name__)
                 return LLMCall(None, f"LLM 调用失败：{type(error).__name__}", time.perf_counter() - started)
-        _unavailable_until.pop(endpoint, None)
+        COOLDOWNS.clear(endpoint)
         for stream_filter in reversed(filters):  # the outermost first, so each flush reaches the next one
             stream_filter.flush()
         replies = result.get("replies") or []
@@ -168,7 +169,35 @@ def _close_streams(error: BaseException) -> None:
         traceback = traceback.tb_next
 
 
-_unavailable_until: dict[str, float] = {}  # endpoint → monotonic time until which calls fail fast
+class EndpointCooldowns:
+    """Endpoints whose retries were spent, and until when calls to them fail fast (``LLM_COOLDOWN`` seconds).
+
+    Lifetime: one table per process (`COOLDOWNS`), shared by every caller of the policy, so one question costs at
+    most one timeout cycle however many components ask; an endpoint's entry ends with its first successful call.
+    """
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def active(self, endpoint: str) -> bool:
+        with self._lock:
+            return time.monotonic() < self._until.get(endpoint, 0.0)
+
+    def start(self, endpoint: str) -> None:
+        with self._lock:
+            self._until[endpoint] = time.monotonic() + cooldown_seconds()
+
+    def clear(self, endpoint: str | None = None) -> None:
+        """End the cooldown of ``endpoint`` (of every endpoint when None)."""
+        with self._lock:
+            if endpoint is None:
+                self._until.clear()
+            else:
+                self._until.pop(endpoint, None)
+
+
+COOLDOWNS = EndpointCooldowns()
 
 
 def cooldown_seconds() -> float:

@@ -160,6 +160,8 @@ class EmbeddedLLMServer:
         self.stop()
 
 
+# The one embedded server of this process. Lifetime: started on first use, restarted in place if its process dies,
+# stopped at interpreter exit (atexit; the server app exits through Python on SIGTERM for this).
 _shared: EmbeddedLLMServer | None = None
 _shared_lock = threading.Lock()
 

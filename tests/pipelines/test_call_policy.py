@@ -68,7 +68,7 @@ CALLERS = {"router": ask_router, "rewriter": ask_rewriter, "judge": ask_judge, "
 @pytest.fixture
 def llm_down(llm, monkeypatch):
     monkeypatch.setenv("LLM_COOLDOWN", "60")
-    monkeypatch.setattr(call_policy, "_unavailable_until", {})
+    monkeypatch.setattr(call_policy, "COOLDOWNS", call_policy.EndpointCooldowns())
     llm.add_rule("", "服务不可用", status=500)
     first = LLMComponent()
     first.warm_up()
