@@ -24,7 +24,7 @@ LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(ARCH)),-DCMAKE_C_FLAGS='$(NO_AMX)' -D
 
 .PHONY: run test setup venv models browser lint serve bench-indexing bench-retrieval clean
 
-run: models
+run: $(STAMP)  # demo runs setup itself (once: no repeated lines)
 	$(PY) -m pipelines demo
 
 test: models browser

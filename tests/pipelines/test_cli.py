@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from application.validation import MAX_QUERY_CHARS
@@ -119,3 +121,19 @@ def test_a_bad_setting_is_a_one_line_error(settings, capsys, monkeypatch, name, 
     monkeypatch.setenv(name, value)
     code, _, err = run_cli(capsys, "search", "个人信息")
     assert code == 2 and name in err and message in err and "Traceback" not in err
+
+
+def test_a_first_run_prints_no_library_noise(settings, tmp_path):
+    """Issue 19: one line per step; no jieba start-up lines, no library warnings."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "手册.md"
+    path.write_text("# 员工手册\n第一条 加班应当支付加班费。\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pipelines", "index", "--files", str(path), "--quiet"],
+                          capture_output=True, text=True, timeout=300, check=False, env={**os.environ},
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "Building prefix dict" not in done.stdout and "Warning" not in done.stdout
