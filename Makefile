@@ -49,7 +49,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml Makefile
 	  $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS) "$(LLAMA_REQ)"
 	$(PY) -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEELS)/*.whl
 	$(PY) -m pip install -q --find-links $(LLAMA_WHEELS) -r requirements-dev.txt
-	$(PY) -m pip install -q --no-deps --no-build-isolation -e .  # the project itself (pyproject.toml)
+	PYTHONWARNINGS=ignore $(PY) -m pip install -q --no-deps --no-build-isolation -e .  # the project itself (pyproject.toml)
 	touch $(STAMP)
 
 models: $(STAMP)
