@@ -23,6 +23,7 @@ from haystack.tools import Tool
 from components.builders.answer_finalizer import LLM_DOWN, citation_of, list_articles
 from components.routers.query_router import QueryRouter
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
+from helpers.cancellation import Cancellation, RunCancelled
 from helpers.citations import verify_citations
 from helpers.contracts import Mode, is_web
 from helpers.prompt_guard import quote_data
@@ -91,7 +92,8 @@ class KnowledgeAgent:
     def _search(self, query: str) -> list[Document]:
         return retrieve(self.rag.pipelines["retrieve"], [query], top_k=self.top_k)  # the already-warm pipeline
 
-    def ask(self, query: str) -> RAGResult:
+    def ask(self, query: str, cancel: Cancellation | None = None) -> RAGResult:
+        """Answer with the tool-calling agent; a set ``cancel`` stops it before its next LLM call."""
         started = time.perf_counter()
         route = self.router.classify(query)
         if route["route"] == "chitchat":
@@ -100,12 +102,15 @@ class KnowledgeAgent:
             return RAGResult.chitchat(canned_reply(query), Mode.AGENT.value, {
                 "route": route, "steps": [], "stop_reason": "chitchat", "total_seconds": 0.0, "llm_calls_total": 0})
         sources: list[Document] = []
-        agent = Agent(chat_generator=self.chat_generator, tools=self._tools(sources), system_prompt=SYSTEM,
+        agent = Agent(chat_generator=self.chat_generator.cancellable(cancel), tools=self._tools(sources),
+                      system_prompt=SYSTEM,
                       max_agent_steps=self.max_steps)
         agent.warm_up()
         try:
             messages = agent.run(messages=[ChatMessage.from_user(query)])["messages"]
-        except Exception as error:  # noqa: BLE001 - an LLM failure or a tool call Haystack cannot run: answer anyway
+        except Exception as error:
+            if isinstance(error, RunCancelled) or isinstance(error.__cause__, RunCancelled):
+                raise RunCancelled("the agent run was cancelled") from error
             logger.warning("agent stopped: {error}", error=type(error).__name__)
             llm_down = isinstance(error, LLMUnavailableError) or isinstance(error.__cause__, LLMUnavailableError)
             return self._fallback(query, sources, route, f"智能体出错（{type(error).__name__}）", llm_down, started)

@@ -154,7 +154,7 @@ class ChatAPI:
             if mode == Mode.RETRIEVE:
                 return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k)
             if mode == Mode.AGENT:
-                result = self.service.agent(knowledge_base).ask(query)
+                result = self.service.agent(knowledge_base).ask(query, cancel=cancel)
                 result.knowledge_base = knowledge_base or self.service.settings.collection
                 return result
             return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,

@@ -13,6 +13,7 @@ Usage (inside a component)::
             if call.error: ...
 """
 
+import copy
 import os
 import threading
 import time
@@ -25,7 +26,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
 from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError, Stream
 
-from helpers.cancellation import RunCancelled
+from helpers.cancellation import Cancellation, RunCancelled
 from helpers.prompt_guard import PromptLeakGuard
 
 logger = logging.getLogger(__name__)
@@ -218,15 +219,24 @@ class PolicyChatGenerator:
         agent = Agent(chat_generator=PolicyChatGenerator(make_chat_generator()), tools=[...])
     """
 
-    def __init__(self, chat_generator: OpenAIChatGenerator) -> None:
+    def __init__(self, chat_generator: OpenAIChatGenerator, cancel: Cancellation | None = None) -> None:
         self.policy = LLMComponent(chat_generator)
+        self.cancel = cancel
 
     def warm_up(self) -> None:
         self.policy.warm_up()
 
+    def cancellable(self, cancel: Cancellation | None) -> Any:
+        """The same generator, checking ``cancel`` before every call (one run's; the policy is shared)."""
+        twin = copy.copy(self)
+        twin.cancel = cancel
+        return twin
+
     @component.output_types(replies=list[ChatMessage])
     def run(self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None,
             tools: list[Any] | None = None, streaming_callback: Any = None) -> dict[str, list[ChatMessage]]:
+        if self.cancel is not None:
+            self.cancel.check()  # the caller went away: no further step
         call = self.policy.chat(messages, generation_kwargs, streaming_callback, tools=tools)
         if call.error is not None or call.reply is None:
             raise LLMUnavailableError(call.error or "no reply")

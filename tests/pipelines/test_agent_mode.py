@@ -64,3 +64,22 @@ def test_tool_outputs_reach_the_model_as_quoted_data(llm, agent, monkeypatch):
     tool_messages = [m for body in llm.requests for m in body["messages"] if m["role"] == "tool"]
     assert tool_messages and all(">>>" not in m["content"] and "<<<" not in m["content"] for m in tool_messages)
     assert any("›››" in m["content"] for m in tool_messages)
+
+
+def test_a_cancelled_agent_makes_no_further_llm_call(llm, agent, monkeypatch):
+    """A client that leaves an agent-mode chat stops the agent before its next step (its next LLM call)."""
+    from application import agent_mode
+    from helpers.cancellation import Cancellation, RunCancelled
+
+    cancel = Cancellation()
+
+    def search_then_leave(pipeline, queries, top_k):
+        cancel.cancel()  # the client disconnects while the first tool runs
+        return []
+
+    monkeypatch.setattr(agent_mode, "retrieve", search_then_leave)
+    llm.add_rule(AGENT, [tool_call("search_knowledge_base", {"query": "同意"}), f"见《{PIPL}》第十三条。"])
+    before = len(llm.requests)
+    with pytest.raises(RunCancelled):
+        agent.ask(QUESTION, cancel=cancel)
+    assert len(llm.requests) - before == 1  # the step that called the tool, and nothing after it
