@@ -43,6 +43,7 @@ QUERY_SCHEMA = {"type": "object", "properties": {"query": {"type": "string", "de
 MAX_STEPS = 4
 logger = logging.getLogger(__name__)
 PREVIEW_CHARS = 200
+EVIDENCE_CHARS = 300  # of each article, in tool outputs and the final-answer prompt
 
 
 class KnowledgeAgent:
@@ -67,7 +68,7 @@ class KnowledgeAgent:
             lines = []
             for i, doc in enumerate(docs, start=start + 1):
                 sources.append(doc)
-                lines.append(f"[{i}]{citation_label(doc)}：{(doc.content or '')[:300]}")
+                lines.append(f"[{i}]{evidence_line(doc)}")
             return quote_data("\n".join(lines)) or "知识库中没有找到相关法条。"  # evidence is data, as everywhere
 
         def web_search(query: str) -> str:
@@ -158,8 +159,7 @@ class KnowledgeAgent:
 
     def _final_answer(self, query: str, sources: list[Document]) -> tuple[str, str]:
         """The answer written from ``sources`` alone, and an article list to append (checked) when it failed."""
-        evidence = quote_data("\n".join(f"{citation_label(d)}：{(d.content or '')[:300]}"
-                                        for d in sources if not is_web(d)))
+        evidence = quote_data("\n".join(evidence_line(d) for d in sources if not is_web(d)))
         try:
             reply = self.chat_generator.run(messages=[
                 ChatMessage.from_system(SYSTEM),
@@ -167,6 +167,11 @@ class KnowledgeAgent:
             return reply["replies"][0].text or "", ""
         except LLMUnavailableError:  # the agent must still return what it found
             return "已达到最大步数，未能生成最终回答。检索到的资料：\n", list_articles(sources, sources)
+
+
+def evidence_line(doc: Document) -> str:
+    """How an article is shown to the agent's model: its label and the head of its text."""
+    return f"{citation_label(doc)}：{(doc.content or '')[:EVIDENCE_CHARS]}"
 
 
 def describe_steps(messages: list[ChatMessage]) -> list[dict[str, Any]]:

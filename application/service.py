@@ -64,9 +64,9 @@ class RAGService:
             with self._lock:
                 if name in self._rags:
                     return self._rags[name]
-            if not create and name not in list_collections(store_location(self.settings)):
-                raise UnknownKnowledgeBaseError(
-                    f"unknown knowledge base {name!r}; existing: {', '.join(list_collections(store_location(self.settings)))}")
+            existing = list_collections(store_location(self.settings))
+            if not create and name not in existing:
+                raise UnknownKnowledgeBaseError(f"unknown knowledge base {name!r}; existing: {', '.join(existing)}")
             rag = AgenticRAG(open_document_store(self.settings, name), self.settings)
             with self._lock:
                 self._rags[name] = rag

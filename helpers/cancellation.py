@@ -27,10 +27,6 @@ class Cancellation:
     def cancel(self) -> None:
         self._event.set()
 
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
     def check(self) -> None:
         """Raise `RunCancelled` once `cancel` was called."""
         if self._event.is_set():

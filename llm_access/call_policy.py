@@ -189,13 +189,10 @@ class EndpointCooldowns:
         with self._lock:
             self._until[endpoint] = time.monotonic() + cooldown_seconds()
 
-    def clear(self, endpoint: str | None = None) -> None:
-        """End the cooldown of ``endpoint`` (of every endpoint when None)."""
+    def clear(self, endpoint: str) -> None:
+        """End the cooldown of ``endpoint`` (after a successful call)."""
         with self._lock:
-            if endpoint is None:
-                self._until.clear()
-            else:
-                self._until.pop(endpoint, None)
+            self._until.pop(endpoint, None)
 
 
 COOLDOWNS = EndpointCooldowns()
