@@ -23,8 +23,8 @@ from haystack.tools import Tool
 from components.builders.answer_finalizer import LLM_DOWN, citation_of, list_articles
 from components.routers.query_router import QueryRouter
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
+from helpers.answer_check import AnswerChecker
 from helpers.cancellation import Cancellation, RunCancelled
-from helpers.citations import verify_citations
 from helpers.contracts import Mode, is_web
 from helpers.prompt_guard import quote_data
 from helpers.result import RAGResult
@@ -124,7 +124,7 @@ class KnowledgeAgent:
             answer, tail = self._final_answer(query, sources)
         else:
             stop_reason, answer, tail = "final_answer", last.text or "", ""
-        return self._result(answer, sources, steps, stop_reason, route,
+        return self._result(query, answer, sources, steps, stop_reason, route,
                             sum(1 for m in messages if m.role.value == "assistant") + (stop_reason == "max_steps"),
                             started, checked_tail=tail)
 
@@ -137,16 +137,18 @@ class KnowledgeAgent:
         steps = [{"thought": "", "tool": "search_knowledge_base", "input": {"query": query},
                   "observation": f"{reason}，改为直接检索原问题"}]
         if llm_down:
-            return self._result(LLM_DOWN.format(error=reason), sources, steps, "llm_error", route, 1, started,
-                                checked_tail=list_articles(sources, sources))
+            return self._result(query, LLM_DOWN.format(error=reason), sources, steps, "llm_error", route, 1, started,
+                                checked_tail=list_articles(sources, sources, query))
         answer, tail = self._final_answer(query, sources)
-        return self._result(answer, sources, steps, "fallback_search", route, 1, started, checked_tail=tail)
+        return self._result(query, answer, sources, steps, "fallback_search", route, 1, started, checked_tail=tail)
 
-    def _result(self, answer: str, sources: list[Document], steps: list[dict[str, Any]], stop_reason: str,
-                route: dict[str, Any], llm_calls: int, started: float, checked_tail: str = "") -> RAGResult:
-        """The result; the model's ``answer`` gets its citations checked, ``checked_tail`` (an article list
-        already checked by `list_articles`) is appended as it is."""
-        check = verify_citations(answer, sources)
+    def _result(self, query: str, answer: str, sources: list[Document], steps: list[dict[str, Any]],
+                stop_reason: str, route: dict[str, Any], llm_calls: int, started: float,
+                checked_tail: str = "") -> RAGResult:
+        """The result; the model's ``answer`` goes through the answer check (`helpers.answer_check`: citations,
+        quotes, quantities), ``checked_tail`` (an article list already checked by `list_articles`) is appended as
+        it is."""
+        check = AnswerChecker(sources, query).check(answer)
         return RAGResult(
             answer=check.text + checked_tail, mode=Mode.AGENT.value, situation="agent", steps=steps,
             stop_reason=stop_reason,
@@ -154,7 +156,7 @@ class KnowledgeAgent:
             unverified_citations=check.unverified,
             sources=[citation_of(d) for d in sources],
             trace={"route": route, "steps": steps, "stop_reason": stop_reason, "llm_calls_total": llm_calls,
-                   "total_seconds": round(time.perf_counter() - started, 3)},
+                   "total_seconds": round(time.perf_counter() - started, 3), "answer_checks": check.report()},
         )
 
     def _final_answer(self, query: str, sources: list[Document]) -> tuple[str, str]:
@@ -166,7 +168,7 @@ class KnowledgeAgent:
                 ChatMessage.from_user(f"问题：{query}\n\n检索到的资料：\n<<<\n{evidence or '（无）'}\n>>>\n请直接作答。")])
             return reply["replies"][0].text or "", ""
         except LLMUnavailableError:  # the agent must still return what it found
-            return "已达到最大步数，未能生成最终回答。检索到的资料：\n", list_articles(sources, sources)
+            return "已达到最大步数，未能生成最终回答。检索到的资料：\n", list_articles(sources, sources, query)
 
 
 def evidence_line(doc: Document) -> str:

@@ -45,6 +45,14 @@ def _article(number: str, suffix: str | None) -> str | None:
         return None
 
 
+def cited_article(match: re.Match[str], local: list[Document]) -> Document | None:
+    """The evidence article a `LAW_CITATION_RE` match with an article number names, or ``None``."""
+    law, number, suffix = match.group(1), match.group(2), match.group(3)
+    article = _article(number, suffix) if number else None
+    return next((d for d in local if article and d.meta.get("article_no") == article
+                 and _same_law(law, str(d.meta.get("law", "")))), None)
+
+
 def verify_citations(text: str, evidence: list[Document], flag_law_names: bool = True) -> CitationCheck:
     """Mark citations that point at nothing in ``evidence``; collect the evidence that is cited.
 
@@ -69,12 +77,10 @@ def verify_citations(text: str, evidence: list[Document], flag_law_names: bool =
         return match.group(0)
 
     def law_citation(match: re.Match[str]) -> str:
-        law, number, suffix = match.group(1), match.group(2), match.group(3)
-        same_law = [d for d in local if _same_law(law, str(d.meta.get("law", "")))]
-        if number is None:  # a law named without an article: fine if any evidence is from that law
-            return resolve(match, None, named_law_only=bool(same_law) or not flag_law_names)
-        article = _article(number, suffix)
-        return resolve(match, next((d for d in same_law if d.meta.get("article_no") == article), None))
+        if match.group(2) is None:  # a law named without an article: fine if any evidence is from that law
+            same_law = any(_same_law(match.group(1), str(d.meta.get("law", ""))) for d in local)
+            return resolve(match, None, named_law_only=same_law or not flag_law_names)
+        return resolve(match, cited_article(match, local))
 
     def web_citation(match: re.Match[str]) -> str:
         return resolve(match, next((d for d in web if d.meta.get("evidence_label") == f"网页{match.group(1)}"), None))

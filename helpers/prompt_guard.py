@@ -1,8 +1,8 @@
 """Defences against prompt injection through retrieved documents and web results.
 
 - `quote_data`: text that goes into a prompt between the <<< >>> data delimiters cannot close them early;
-- `PromptLeakGuard`: removes any run of an LLM reply that repeats the system prompt (a model that followed a
-  planted “输出系统提示词” shows nothing of it), also while the reply streams.
+- `PromptLeakGuard`: removes every sentence of an LLM reply that repeats a run of the system prompt (a model that
+  followed a planted “输出系统提示词” shows nothing of it), also while the reply streams.
 
 Usage::
 
@@ -13,6 +13,7 @@ Usage::
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 DELIMITERS = {"<<<": "‹‹‹", ">>>": "›››"}
 WINDOW = 12  # a reply repeating this many consecutive characters of a system prompt is treated as a leak
 REDACTED = "〔已移除：系统提示内容〕"
+SENTENCE_ENDS = "。！？!?\n】"
 
 
 def quote_data(text: str) -> str:
@@ -50,10 +52,14 @@ class PromptLeakGuard:
         return _Redaction(self).feed(text)
 
     def redact(self, text: str) -> str:
-        """``text`` with every copied run replaced, leading whitespace left out."""
+        """``text`` with every sentence that holds a copied run replaced, leading whitespace left out."""
+        return self.redact_counted(text)[0]
+
+    def redact_counted(self, text: str) -> tuple[str, int]:
+        """`redact`, and how many sentences it removed."""
         redaction = _Redaction(self)
         redaction.feed(text)
-        return redaction.take()
+        return redaction.take(), redaction.removed
 
     def stream_filter(self, callback: Callable[[Any], None] | None) -> GuardedStream | None:
         """Wraps a streaming callback so that no copied run is ever forwarded (see `GuardedStream`)."""
@@ -62,19 +68,25 @@ class PromptLeakGuard:
 
 class _Redaction:
     """The redaction of a growing text, built incrementally: `feed` checks only the windows the new text
-    completes, `take` returns the redacted characters up to ``end`` not taken before. Characters more than a
-    window before the end can no longer change, so what `take` returns is never taken back."""
+    completes, `take` returns the redacted text up to ``end`` not taken before. A copied run takes its whole
+    sentences with it (a sentence ends after 。！？ or a line break; a 【header】 stands alone), so no fragment of
+    a sentence is left behind. Characters more than a window before the end can no longer change, and `take`
+    only returns whole sentences before that point, so what it returns is never taken back."""
 
     def __init__(self, guard: PromptLeakGuard) -> None:
         self.guard = guard
         self.text, self.leaked = "", []
+        self.boundaries: list[int] = []  # where sentences end, in order
         self.scanned = self.taken = 0  # windows starting before `scanned` are checked; `taken` characters returned
-        self.in_run = self.started = False  # inside a copied run; something other than whitespace returned
+        self.in_run = self.started = False  # inside a removed run; something other than whitespace returned
+        self.removed = 0  # sentences removed
 
     def feed(self, more: str) -> bool:
         """Append ``more``; True when it completes a copied run."""
+        old = len(self.text)
         self.text += more
         self.leaked.extend([False] * len(more))
+        self.boundaries.extend(k for k in range(max(1, old), len(self.text)) if _sentence_ends(self.text, k))
         window, found = self.guard.window, False
         last = len(self.text) - window + 1
         for i in range(self.scanned, last):
@@ -85,16 +97,25 @@ class _Redaction:
         return found
 
     def take(self, end: int | None = None) -> str:
-        end = len(self.text) if end is None else end
+        """The redacted text from where the last take stopped to ``end`` (whole sentences; the end of the text
+        when ``None``)."""
+        if end is None:
+            cuts = [k for k in self.boundaries if k > self.taken] + [len(self.text)]
+        else:
+            cuts = self.boundaries[bisect_right(self.boundaries, self.taken):bisect_right(self.boundaries, end)]
         out = []
-        for i in range(self.taken, end):
-            if not self.leaked[i]:
-                out.append(self.text[i])
+        for cut in cuts:
+            if cut <= self.taken:
+                continue
+            if any(self.leaked[self.taken:cut]):
+                self.removed += 1
+                if not self.in_run:
+                    out.append(self.guard.replacement)
+                    self.in_run = True
+            else:
+                out.append(self.text[self.taken:cut])
                 self.in_run = False
-            elif not self.in_run:
-                out.append(self.guard.replacement)
-                self.in_run = True
-        self.taken = max(self.taken, end)
+            self.taken = cut
         piece = "".join(out)
         if not self.started:
             piece = piece.lstrip()
@@ -102,9 +123,14 @@ class _Redaction:
         return piece
 
 
+def _sentence_ends(text: str, k: int) -> bool:
+    """Whether a sentence ends between ``text[k - 1]`` and ``text[k]``."""
+    return text[k - 1] in SENTENCE_ENDS or text[k] == "【"
+
+
 class GuardedStream:
-    """A streaming callback that forwards the redacted text ``window`` characters late (a copied run is only seen
-    whole); with ``stop_stream`` it stops for good once the streamed text repeats a secret. `flush()` at the end of
+    """A streaming callback that forwards the redacted text a sentence at a time, once it is ``window`` characters
+    behind (a copied run is only seen whole); with ``stop_stream`` it stops for good once the streamed text repeats a secret. `flush()` at the end of
     the reply sends the held-back tail. What it forwards is always a prefix of ``guard.redact(full reply)``, and
     each character is checked once (a long answer streamed in small chunks costs linear, not quadratic, time)."""
 
@@ -123,7 +149,8 @@ class GuardedStream:
             return
         self._last = chunk
         if self._redaction.feed(chunk.content) and self.guard.stop_stream:
-            self.stopped = True
+            self.stopped = True  # the sentences before the copied run are final: send them, then nothing more
+            self._forward(self._redaction.take(self._redaction.leaked.index(True)))
             return
         self._forward(self._redaction.take(len(self._redaction.text) - self.guard.window))
 

@@ -45,6 +45,7 @@ class LLMCall:
     error: str | None
     seconds: float
     reply: ChatMessage | None = None
+    removed: int = 0  # sentences the leak and echo guards removed from the reply
 
 
 class LLMComponent:
@@ -104,9 +105,10 @@ class LLMComponent:
         The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``). A connection refused
         by an embedded server whose process died (a crash, an out-of-memory kill) restarts it and tries once more.
         When the retries are spent, the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls fail at once, so one
-        question costs at most one timeout cycle. A free-text reply that repeats the system prompt has those parts
-        removed, and runs of `ECHO_WINDOW` characters copied from ``no_echo`` (instructions a small model may copy
-        into its reply) are dropped; the streamed text gets the same treatment as the returned one.
+        question costs at most one timeout cycle. A free-text reply that repeats the system prompt has those sentences
+        removed, and the sentences holding runs of `ECHO_WINDOW` characters copied from ``no_echo`` (instructions a
+        small model may copy into its reply) are dropped; the streamed text gets the same treatment as the returned
+        one.
         """
         if self.chat_generator is None:
             self.warm_up()
@@ -148,14 +150,17 @@ class LLMComponent:
             stream_filter.flush()
         replies = result.get("replies") or []
         text = replies[0].text if replies else None
+        removed = 0
         for guard in guards:
-            text = guard.redact(text) if text else text
+            if text:
+                text, count = guard.redact_counted(text)
+                removed += count
         tool_calls = replies[0].tool_calls if replies else []
         if not text and not tool_calls:
             return LLMCall(None, "LLM 返回了空回复", time.perf_counter() - started)
         reply = replies[0] if text == replies[0].text else ChatMessage.from_assistant(
             text=text, tool_calls=tool_calls, meta=replies[0].meta)  # what a guard removed is gone from the reply too
-        return LLMCall(text, None, time.perf_counter() - started, reply)
+        return LLMCall(text, None, time.perf_counter() - started, reply, removed)
 
 
 def _close_streams(error: BaseException) -> None:

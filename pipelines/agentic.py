@@ -63,10 +63,12 @@ def add_answer_stage(pipeline: Pipeline) -> None:
     pipeline.connect("selector.notes", "prompt.notes")
     pipeline.connect("prompt.prompt", "answer.messages")
     pipeline.connect("selector.situation", "answer.situation")
-    pipeline.connect("selector.evidence", "finalizer.evidence")
+    for target in ("answer", "finalizer"):  # the answer is checked against what it was written from
+        pipeline.connect("selector.evidence", f"{target}.evidence")
+        pipeline.connect("selector.query", f"{target}.query")
     pipeline.connect("selector.situation", "finalizer.situation")
     pipeline.connect("selector.state", "finalizer.state")
-    for name in ("text", "error", "llm_calls", "seconds"):
+    for name in ("text", "error", "llm_calls", "seconds", "removed"):
         pipeline.connect(f"answer.{name}", f"finalizer.{name}")
 
 

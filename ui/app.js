@@ -125,12 +125,18 @@ function finishTrace(box, result) {
 }
 
 // ---------- answer with clickable citations ----------
+// the marks of the answer check (helpers/answer_check.py)
+const CHECK_FLAGS = {
+  "〔引文不符〕": "引文不符：这段引文不是所引法条的原文，且该法条不在检索到的证据里，请勿依赖。",
+  "〔未见依据〕": "未见依据：检索到的法条里没有这个数字，请以法条原文为准。",
+};
 function escapeRegExp(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
 
 function renderAnswer(node, result) {
   const targets = new Map();
   (result.citations || []).forEach((c) => (c.mentions || []).forEach((m) => targets.set(m, c)));
   for (const bad of result.unverified_citations || []) targets.set(`${bad}〔未核实〕`, { unverified: true, mention: bad });
+  for (const [mark, title] of Object.entries(CHECK_FLAGS)) targets.set(mark, { flag: true, title });
   node.textContent = "";
   const text = result.answer;
   const patterns = [...targets.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
@@ -140,6 +146,11 @@ function renderAnswer(node, result) {
   for (const match of text.matchAll(regex)) {
     node.append(text.slice(last, match.index));
     const citation = targets.get(match[0]);
+    if (citation.flag) {  // a quote or a number the answer check could not confirm
+      node.append(el("span", { class: "cite unverified flag", text: match[0], title: citation.title }));
+      last = match.index + match[0].length;
+      continue;
+    }
     const link = el("button", { type: "button", class: citation.unverified ? "cite unverified" : "cite", text: match[0] });
     if (citation.unverified) link.title = "未核实：检索到的证据中没有这一条";
     link.addEventListener("click", () => showCitation(match[0], citation));

@@ -1,5 +1,9 @@
-"""AnswerFinalizer: checks every citation against the evidence, writes the fallbacks, assembles the result.
+"""AnswerFinalizer: checks the answer against the evidence, writes the fallbacks, assembles the result.
 
+- the answer check (`helpers.answer_check`): 【相关法条】 rendered from the store's text of the articles the model
+  names, every quote the model writes checked against the article it names (replaced, or 〔引文不符〕), every
+  quantity checked against the evidence (〔未见依据〕), sections left empty dropped; what it did is counted in
+  ``trace["answer_checks"]``;
 - citations that point at nothing in the evidence are flagged 〔未核实〕 and listed;
 - when the answer cites no article, the evidence it was written from is listed as 参考法条 (article citations inside
   those quotes are checked too); when the evidence is
@@ -10,7 +14,8 @@
 
 Usage::
 
-    result = AnswerFinalizer().run(state=state, evidence=evidence, situation="sufficient", text=llm_text)["result"]
+    result = AnswerFinalizer().run(state=state, evidence=evidence, situation="sufficient", text=llm_text,
+                                   query=query)["result"]
     result["answer"], result["citations"], result["needs_human"], result["trace"]
 """
 
@@ -18,9 +23,11 @@ from typing import Any
 
 from haystack import Document, component
 
+from helpers.answer_check import EXCERPT_MARK, AnswerChecker
 from helpers.citations import verify_citations
 from helpers.contracts import is_web
 from helpers.loop_state import LoopState
+from helpers.quotes import excerpt
 from helpers.result import RAGResult
 from helpers.statute_labels import citation_label
 
@@ -47,12 +54,17 @@ def article_label(doc: Document) -> str:
     return citation_label(doc)
 
 
-def list_articles(documents: list[Document], evidence: list[Document]) -> str:
-    """The local articles as a quoted list; article citations inside the quotes are checked like the model's own (a
-    text in the knowledge base that cites an article outside the evidence is flagged, not passed on as a source);
-    a law the quote merely names is the statute's own wording and stays unflagged."""
-    return "\n".join(f"- {article_label(d)}：{verify_citations((d.content or '')[:200], evidence, flag_law_names=False).text}"
-                     for d in documents if not is_web(d))
+def list_articles(documents: list[Document], evidence: list[Document], query: str = "") -> str:
+    """The local articles as a quoted list (a long one as a marked excerpt, `helpers.quotes.excerpt`); article
+    citations inside the quotes are checked like the model's own (a text in the knowledge base that cites an
+    article outside the evidence is flagged, not passed on as a source); a law the quote merely names is the
+    statute's own wording and stays unflagged."""
+    lines = []
+    for doc in (d for d in documents if not is_web(d)):
+        text, partial = excerpt(doc.content or "", hint=query)
+        checked = verify_citations(text, evidence, flag_law_names=False).text
+        lines.append(f"- {article_label(doc)}{EXCERPT_MARK if partial else ''}：{checked}")
+    return "\n".join(lines)
 
 
 @component
@@ -61,28 +73,33 @@ class AnswerFinalizer:
 
     @component.output_types(result=RAGResult)
     def run(self, state: LoopState, evidence: list[Document], situation: str, text: str = "", error: str = "",
-            llm_calls: int = 0, seconds: float = 0.0) -> dict[str, Any]:
+            llm_calls: int = 0, seconds: float = 0.0, query: str = "", removed: int = 0) -> dict[str, Any]:
+        """:param query: the question the answer is for (quantities the user gave are not flagged);
+        :param removed: sentences the LLM call's guards removed (counted in the trace)."""
         state = state.counted("answer", llm_calls, seconds)
         needs_human = situation in ("none", "partial")
         mentions: dict[str, list[str]] = {}
         answer_error = None
+        checked = AnswerChecker(evidence, query).check(text) if text.strip() and not error else None
+        if checked is not None and not checked.text:
+            checked, error = None, "回答的内容全部被移除（复述了提示词）"
         if situation == "none":
             missing = f"还缺少：{state.missing}\n" if state.missing else ""
             answer, cited, unverified = NO_ANSWER.format(missing=missing), [], []
         elif error or not text.strip():
             answer_error = error or "空回复"
-            answer = LLM_DOWN.format(error=answer_error) + list_articles(evidence, evidence)
+            answer = LLM_DOWN.format(error=answer_error) + list_articles(evidence, evidence, query)
             cited, unverified, needs_human = [d for d in evidence if not is_web(d)], [], True
         else:
-            check = verify_citations(text, evidence)
-            answer, cited, unverified, mentions = check.text, check.verified, check.unverified, check.mentions
+            assert checked is not None
+            answer, cited, unverified, mentions = checked.text, checked.verified, checked.unverified, checked.mentions
             local = [d for d in evidence if not is_web(d)][:3]
             if not any(not is_web(d) for d in cited) and local:
-                answer += "\n\n参考法条：\n" + list_articles(local, evidence)
+                answer += "\n\n参考法条：\n" + list_articles(local, evidence, query)
                 cited = local + cited
             elif situation == "partial" and (found := [d for d in local if d not in cited]):
                 # insufficient evidence: say what was found, not only what the model chose to quote
-                answer += "\n\n检索到的其他相关法条：\n" + list_articles(found, evidence)
+                answer += "\n\n检索到的其他相关法条：\n" + list_articles(found, evidence, query)
                 cited = cited + found
         if state.web and state.web.get("status") != "ok" and state.web.get("message"):
             answer += f"\n\n（说明：{state.web['message']}）"
@@ -100,6 +117,7 @@ class AnswerFinalizer:
             answer_error=answer_error,
             scores=best,
             evidence=[citation_of(d) for d in evidence],
-            trace=state.trace(),
+            trace={**state.trace(), "answer_checks": {**(checked.report() if checked else {}),
+                                                      "sentences_removed": removed}},
         )
         return {"result": result}

@@ -1,25 +1,31 @@
 """AnswerGenerator: runs the answer prompt through the LLM (streaming optional); a failure never escapes.
 
+A streamed answer goes through the answer check on its way out (`helpers.answer_check.CheckedStream`): the
+【相关法条】 section streams as the store's text of the articles the model names, with the same flags the final
+answer gets from `AnswerFinalizer` (which checks the returned text the same way).
+
 Usage::
 
     generator = AnswerGenerator()
-    out = generator.run(messages=prompt_messages, situation="sufficient")
-    out["text"], out["error"]
+    out = generator.run(messages=prompt_messages, situation="sufficient", evidence=docs, query=query)
+    out["text"], out["error"], out["removed"]
 """
 
 from collections.abc import Callable
 from typing import Any
 
-from haystack import component
+from haystack import Document, component
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk
 
+from helpers.answer_check import AnswerChecker, CheckedStream
 from llm_access.call_policy import LLMComponent
 
 
 def instruction_lines(messages: list[ChatMessage]) -> list[str]:
     """The prompt's instructions (the lines after the ``>>>`` evidence block, not the ``说明：`` notes): small models
-    sometimes copy them into the answer, so the LLM call drops copied runs of them (`LLMComponent.chat` ``no_echo``)."""
+    sometimes copy them into the answer, so the LLM call drops the sentences that copy them (`LLMComponent.chat`
+    ``no_echo``)."""
     user = next((m.text or "" for m in reversed(messages) if m.is_from(ChatRole.USER)), "")
     tail = user.rsplit(">>>", 1)[-1] if ">>>" in user else ""
     return [line for line in tail.splitlines() if line.strip() and not line.startswith("说明：")]
@@ -40,15 +46,25 @@ class AnswerGenerator(LLMComponent):
         LLMComponent.__init__(self, chat_generator, role)
         self.max_tokens = max_tokens
 
-    @component.output_types(text=str, error=str, llm_calls=int, seconds=float)
+    @component.output_types(text=str, error=str, llm_calls=int, seconds=float, removed=int)
     def run(
         self,
         messages: list[ChatMessage],
         situation: str,
+        evidence: list[Document] | None = None,
+        query: str = "",
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
     ) -> dict[str, Any]:
+        """:param evidence: and ``query``: what the streamed answer is checked against (see the module docstring).
+        :returns: ``text`` as the model wrote it (after the LLM call's guards), ``removed``: the sentences those
+            guards removed."""
         if situation == "none":
-            return {"text": "", "error": "", "llm_calls": 0, "seconds": 0.0}
-        call = self.chat(messages, {"temperature": 0.2, "max_tokens": self.max_tokens}, streaming_callback,
+            return {"text": "", "error": "", "llm_calls": 0, "seconds": 0.0, "removed": 0}
+        stream = None if streaming_callback is None else CheckedStream(AnswerChecker(evidence or [], query),
+                                                                        streaming_callback)
+        call = self.chat(messages, {"temperature": 0.2, "max_tokens": self.max_tokens}, stream,
                          no_echo=instruction_lines(messages))
-        return {"text": call.text or "", "error": call.error or "", "llm_calls": 1, "seconds": round(call.seconds, 3)}
+        if stream is not None and not call.error:
+            stream.flush()
+        return {"text": call.text or "", "error": call.error or "", "llm_calls": 1, "seconds": round(call.seconds, 3),
+                "removed": call.removed}

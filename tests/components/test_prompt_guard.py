@@ -39,7 +39,7 @@ def test_stream_filter_sends_everything_once_the_reply_ends_without_a_leak():
     reply = "需要同意。依据《个人信息保护法》第十四条，处理个人信息应当取得个人同意。"
     for i in range(0, len(reply), 5):
         forward(StreamingChunk(content=reply[i:i + 5]))
-    assert len("".join(seen)) == len(reply) - WINDOW  # the last window is held back until the reply ends
+    assert "".join(seen) == "需要同意。"  # whole sentences, a window behind; the last one waits for the reply's end
     forward.flush()
     assert "".join(seen) == reply
 
@@ -74,3 +74,19 @@ def test_streamed_text_equals_the_redacted_reply_for_any_chunking(seed):
         forward.flush()
         if not guard.stop_stream or not guard.leaks(reply):
             assert "".join(seen) == guard.redact(reply)
+
+
+def test_a_copied_run_takes_its_whole_sentence_and_leaves_the_header():
+    """The old guard cut the copied characters only and left 【建议】用户可以 (issue 20): now the sentence goes,
+    the 【header】 stays for the answer check to drop if its section is left empty."""
+    instruction = "【建议】用户可以如何补充情况或换一种问法；必要时咨询律师。"
+    guard = PromptLeakGuard([instruction[4:]], window=16, replacement="", stop_stream=False)
+    reply = "【结论】需要同意。\n【建议】用户可以如何补充情况或换一种问法；必要时咨询律师。\n最后一句。"
+    text, removed = guard.redact_counted(reply)
+    assert text == "【结论】需要同意。\n【建议】\n最后一句。" and removed == 1
+    seen: list[str] = []
+    forward = guard.stream_filter(lambda chunk: seen.append(chunk.content))
+    for i in range(0, len(reply), 2):
+        forward(StreamingChunk(content=reply[i:i + 2]))
+    forward.flush()
+    assert "".join(seen) == text

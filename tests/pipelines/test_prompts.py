@@ -32,10 +32,11 @@ def test_passed_or_plain_evidence_gets_the_consultation_structure(situation: str
     assert "现有资料可能不足" not in prompt and "【尚缺信息】" not in prompt
 
 
-def test_partial_evidence_asks_for_the_caveat_what_is_missing_and_a_rephrasing() -> None:
+def test_partial_evidence_asks_for_a_conclusion_what_is_missing_and_a_rephrasing() -> None:
+    """Issue 20: a partial answer opened with a stock sentence (现有资料可能不足以完整回答); now it concludes."""
     prompt = render("partial", notes="评估认为还缺少：例外情形")
     assert in_order(prompt, PARTIAL)
-    assert "开头写“现有资料可能不足以完整回答。”" in prompt
+    assert "现有资料可能不足" not in prompt and "先直接回答问题" in prompt
     assert "说明：评估认为还缺少：例外情形" in prompt
     assert "【问题分析】" not in prompt
 
@@ -44,3 +45,11 @@ def test_web_results_are_supplementary_and_ranked_below_statutes() -> None:
     prompt = render("supplemented")
     assert "网页资料只作补充并标注[网页n]" in prompt
     assert in_order(prompt, ("【相关法条】", "【补充资料（网页，仅供参考）】", "【免责声明】"))
+
+
+@pytest.mark.parametrize("situation", ["sufficient", "supplemented", "partial"])
+def test_the_model_names_articles_instead_of_copying_them(situation: str) -> None:
+    """The store's text is rendered into 【相关法条】 (helpers.answer_check); the model is asked not to copy it."""
+    prompt = render(situation)
+    assert "不要抄写条文" in prompt and "引用最相关的法条原文" not in prompt
+    assert "属于哪一档" in prompt  # tiered rules are applied to the question's facts

@@ -19,7 +19,7 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"
-ANSWER = (f"【问题分析】公司收集个人信息属于处理个人信息。\n【相关法条】《{PIPL}》第十四条规定，基于个人同意处理个人信息的，"
+ANSWER = (f"【问题分析】公司收集个人信息属于处理个人信息。处理前应当告知。一般需要取得同意。\n【相关法条】《{PIPL}》第十四条规定，基于个人同意处理个人信息的，"
           f"该同意应当由个人在充分知情的前提下自愿、明确作出。另见《{PIPL}》第九十九条。\n【免责声明】仅供参考。")
 HANDBOOK = "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费，标准为工资的百分之一百五十。\n"
 
@@ -102,7 +102,7 @@ def test_agentic_answer_streams_with_live_steps_and_a_clickable_citation(page, s
     assert judge.is_visible()
     shot(page, "answer_agentic_steps")
 
-    page.click(f"text=《{PIPL}》第十四条")
+    message.locator("button.cite", has_text=f"《{PIPL}》第十四条").first.click()
     view = page.locator("#citation-view")
     view.wait_for(state="visible")
     assert "第十四条" in page.inner_text("#citation-title")
