@@ -37,6 +37,7 @@ from benchmarks.folds import FOLDS, fold_assignment, fold_models, stard_pairs
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
+from config.settings import Settings
 from helpers.result import RAGResult
 from llm_access.factory import resolve_endpoint
 from pipelines.judges import resolve_judge
@@ -118,6 +119,25 @@ Per-query rows (not kept in git) are in `{args.log}`.
     return report
 
 
+def fold_askers(settings: Settings, queries_path: str, queries: list[dict[str, Any]],
+                embedder: str) -> tuple[dict[int, AgenticRAG], dict[int, int]]:
+    """One `AgenticRAG` per fold of the sampled ``queries``, over the models trained without that fold's
+    questions (the adapted embedder's store, the trained evaluator as judge), and each question's fold."""
+    judge = resolve_judge(settings, require_model=False)
+    all_queries = load_queries(queries_path)
+    fold_of = fold_assignment(len(all_queries))
+    fold_by_qid = {q["qid"]: fold_of[i] for i, q in enumerate(all_queries)}
+    if embedder != "adapted" and judge == "llm":  # no trained model involved
+        return dict.fromkeys(range(FOLDS), AgenticRAG(open_document_store(settings), settings)), fold_by_qid
+    askers: dict[int, AgenticRAG] = {}
+    pairs = stard_pairs(queries_path)
+    for fold in sorted({fold_by_qid[q["qid"]] for q in queries}):
+        trained = fold_models(settings, pairs, fold, adapt=embedder == "adapted").settings
+        askers[fold] = AgenticRAG(open_document_store(corpus_settings(trained)),
+                                  dataclasses.replace(corpus_settings(trained), judge=settings.judge))
+    return askers, fold_by_qid
+
+
 def close(askers: dict[int, AgenticRAG]) -> None:
     for asker in {id(a): a for a in askers.values()}.values():
         asker.close()
@@ -145,19 +165,7 @@ def main() -> None:
         return
     settings = bench_settings()
     endpoint = resolve_endpoint(settings)
-    judge = resolve_judge(settings, require_model=False)
-    all_queries = load_queries(args.queries)
-    fold_of = fold_assignment(len(all_queries))
-    fold_by_qid = {q["qid"]: fold_of[i] for i, q in enumerate(all_queries)}
-    askers: dict[int, AgenticRAG] = {}
-    if args.embedder == "adapted" or judge != "llm":  # models that never saw the question
-        pairs = stard_pairs(args.queries)
-        for fold in sorted({fold_by_qid[q["qid"]] for q in queries}):
-            trained = fold_models(settings, pairs, fold, adapt=args.embedder == "adapted").settings
-            askers[fold] = AgenticRAG(open_document_store(corpus_settings(trained)),
-                                      dataclasses.replace(corpus_settings(trained), judge=settings.judge))
-    else:
-        askers = dict.fromkeys(range(FOLDS), AgenticRAG(open_document_store(settings), settings))
+    askers, fold_by_qid = fold_askers(settings, args.queries, queries, args.embedder)
     judge = resolve_judge(next(iter(askers.values())).settings)
     started = time.perf_counter()
     log_path.parent.mkdir(parents=True, exist_ok=True)

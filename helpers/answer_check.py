@@ -35,11 +35,12 @@ from typing import Any
 
 from haystack import Document
 
+from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK, CitationCheck, cited_article, verify_citations
 from helpers.contracts import is_web
 from helpers.quantities import quantities
 from helpers.quotes import excerpt, is_excerpt, normalise
-from helpers.statute_labels import citation_label
+from helpers.statute_labels import article_no, citation_label
 
 HEADER_RE = re.compile(r"^[ \t#>*\-]*【([^】\n]{1,12})】[ \t*]*")
 STATUTE_SECTION = "相关法条"
@@ -52,6 +53,7 @@ QUOTE_LEAD_RE = re.compile(r"[ \t]*(?:中|的)?(?:明确)?(?:规定|指出|写�
 LIST_PREFIX_RE = re.compile(r"[ \t\-*•·>]*(?:\d+[.、)]|[（(][一二三四五六七八九十\d]+[）)])?[ \t]*")
 SENTENCE_RE = re.compile(r"[^。！？!?\n]*[。！？!?]?")
 SENTENCE_END_RE = re.compile(r"[。！？!?]+[”」』\"）)]*")
+BARE_ARTICLE_RE = re.compile(rf"第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?")
 MIN_QUOTE = 4  # shorter "quotes" (a word after a colon) are not checked
 
 
@@ -202,14 +204,31 @@ class AnswerChecker:
 
     # ---- 【相关法条】 ----------------------------------------------------------------------------------------
 
+    def _named_articles(self, section: str) -> list[tuple[re.Match[str], Document | None]]:
+        """The articles a 【相关法条】 section names, in order: ``《法名》第X条``, and a bare ``第X条`` when exactly
+        one law of the evidence has that article (a small model often leaves the law name out of a list)."""
+        named = [(m, cited_article(m, self.local)) for m in LAW_CITATION_RE.finditer(section) if m.group(2)]
+        spans = [m.span() for m, _ in named]
+        for match in BARE_ARTICLE_RE.finditer(section):
+            if any(start <= match.start() < end for start, end in spans):
+                continue
+            try:
+                number = article_no(match.group(1), match.group(2))
+            except ValueError:
+                continue
+            docs = [d for d in self.local if d.meta.get("article_no") == number]
+            if len({d.meta.get("law") for d in docs}) == 1:
+                named.append((match, docs[0]))
+        return sorted(named, key=lambda pair: pair[0].start())
+
     def _render(self, section: str) -> str:
         """Each article the section names, with its exact text; a section naming none is checked as prose."""
-        matches = [m for m in LAW_CITATION_RE.finditer(section) if m.group(2)]
-        if not matches:
+        named = self._named_articles(section)
+        if not named:
             return "".join(self._check_text(line, True) for line in section.splitlines(keepends=True))
+        matches = [m for m, _ in named]
         lines, seen = [], set()
-        for i, match in enumerate(matches):
-            doc = cited_article(match, self.local)
+        for i, (match, doc) in enumerate(named):
             name = doc.id if doc is not None else match.group(0)
             if name in seen:
                 continue
