@@ -13,6 +13,7 @@ Usage::
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,6 +23,7 @@ DELIMITERS = {"<<<": "‹‹‹", ">>>": "›››"}
 WINDOW = 12  # a reply repeating this many consecutive characters of a system prompt is treated as a leak
 REDACTED = "〔已移除：系统提示内容〕"
 SENTENCE_ENDS = "。！？!?\n】"
+HEADER_RE = re.compile(r"【[^】\n]{1,12}】")  # a section header: structure, kept (the answer check drops it if empty)
 
 
 def quote_data(text: str) -> str:
@@ -69,8 +71,8 @@ class PromptLeakGuard:
 class _Redaction:
     """The redaction of a growing text, built incrementally: `feed` checks only the windows the new text
     completes, `take` returns the redacted text up to ``end`` not taken before. A copied run takes its whole
-    sentences with it (a sentence ends after 。！？ or a line break; a 【header】 stands alone), so no fragment of
-    a sentence is left behind. Characters more than a window before the end can no longer change, and `take`
+    sentences with it (a sentence ends after 。！？ or a line break; a 【header】 stands alone and is kept), so
+    no fragment of a sentence is left behind. Characters more than a window before the end can no longer change, and `take`
     only returns whole sentences before that point, so what it returns is never taken back."""
 
     def __init__(self, guard: PromptLeakGuard) -> None:
@@ -107,7 +109,7 @@ class _Redaction:
         for cut in cuts:
             if cut <= self.taken:
                 continue
-            if any(self.leaked[self.taken:cut]):
+            if any(self.leaked[self.taken:cut]) and not HEADER_RE.fullmatch(self.text, self.taken, cut):
                 self.removed += 1
                 if not self.in_run:
                     out.append(self.guard.replacement)

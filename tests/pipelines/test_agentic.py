@@ -287,29 +287,33 @@ def test_live_steps_of_a_greeting_and_of_a_cached_answer(llm, make_rag):
 
 
 def test_instructions_echoed_by_a_small_model_are_dropped_from_the_answer(llm, make_rag):
-    # what the local 1.5B model did in `make run`: it copied the partial-evidence instruction into its answer
-    echo = ("【初步结论】开头写“现有资料可能不足以完整回答。”，然后根据证据写出能确定的结论。\n"
-            f"【初步结论】现有资料可能不足以完整回答。依据《{PIPL}》第十四条，需要取得同意。\n"
-            "【尚缺信息】还缺少哪些信息或规定。")
+    """What the local 1.5B model did: it copied the partial-evidence instructions into its answer. The copied
+    sentences go whole, and a section they leave empty goes with its header (issue 20: the old guard left
+    fragments such as 【尚缺信息】还缺少关于)."""
+    echo = ("【初步结论】先直接回答问题：证据能确定什么就写什么结论，并说明依据哪一条。\n"
+            f"【初步结论】需要取得同意。依据《{PIPL}》第十四条。\n"
+            "【尚缺信息】证据没有覆盖、但回答这个问题还需要的具体事实或规定。\n"
+            "【建议】需要补充说明哪些情况，或换一种问法；必要时咨询律师。说明是否为敏感个人信息。")
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
     llm.add_rule(JUDGE, [judge(6, "缺少例外"), judge(5, "缺少例外")])
     llm.add_rule(ANSWERER, echo)
     result = make_rag().ask(QUESTION)
     assert result.situation == "partial"
-    assert result.answer.startswith("【初步结论】现有资料可能不足以完整回答。依据")
-    assert "然后根据证据写出" not in result.answer and "还缺少哪些信息或规定" not in result.answer
-    assert f"《{PIPL}》第十四条" in result.answer
+    assert result.answer.startswith(f"【初步结论】需要取得同意。依据《{PIPL}》第十四条。\n【建议】说明是否为敏感个人信息。")
+    assert "【尚缺信息】" not in result.answer and "先直接回答" not in result.answer
+    checks = result.trace["answer_checks"]
+    assert checks["sentences_removed"] == 3 and checks["sections_dropped"] == ["初步结论", "尚缺信息"]
 
 
 def test_instructions_echoed_while_streaming_are_dropped_from_the_stream_too(llm, make_rag):
-    echo = f"【尚缺信息】还缺少哪些信息或规定。\n依据《{PIPL}》第十四条，需要取得同意。"
+    echo = f"【尚缺信息】证据没有覆盖、但回答这个问题还需要的具体事实或规定。\n依据《{PIPL}》第十四条，需要取得同意。"
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
     llm.add_rule(JUDGE, [judge(6, "缺少例外"), judge(5, "缺少例外")])
     llm.add_rule(ANSWERER, echo)
     streamed: list[str] = []
     result = make_rag().ask(QUESTION, streaming_callback=lambda chunk: streamed.append(chunk.content))
     text = "".join(streamed)
-    assert text.startswith("依据") and "还缺少哪些信息或规定" not in text
+    assert text.startswith("【尚缺信息】\n依据") and "还需要的具体事实" not in text
     assert result.answer.startswith(text)  # what streamed is what the answer says
 
 
