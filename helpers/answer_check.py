@@ -128,8 +128,8 @@ class AnswerChecker:
         ``None`` while the piece is not complete yet."""
         text = self._pending
         header = HEADER_RE.match(text)
-        if header:
-            return header.end()
+        if header:  # complete once something follows it (a trailing ** may still be arriving)
+            return header.end() if header.end() < len(text) else None
         if text.lstrip(" \t#>*-").startswith("【") and "】" not in text and "\n" not in text:
             return None  # a header still arriving
         newline = text.find("\n")

@@ -71,6 +71,15 @@ def excerpt(article: str, hint: str = "", limit: int = EXCERPT_CHARS) -> tuple[s
             continue
         keep.add(i)
         size += len(units[i][1])
+    for i in sorted(keep - {0}) + [0]:  # a kept lead-in (…下列人员：) brings its items while they fit
+        j = i + 1
+        while units[i][1].rstrip().endswith("：") and j < len(units) and units[j][1].lstrip().startswith(("（", "(")):
+            if j not in keep:
+                if size + len(units[j][1]) > limit:
+                    break
+                keep.add(j)
+                size += len(units[j][1])
+            j += 1
     if len(keep) == len(units):
         return article, False
     parts, previous = [], -1
