@@ -370,3 +370,24 @@ def test_both_passing_makes_no_judge_call(llm, make_rag, evaluator_judge):
     result = make_rag().ask(QUESTION)
     assert decisions(result) == ["pass"] and llm.calls(JUDGE) == []
     assert result.trace["llm_calls"] == {"rewriter": 0, "judge": 0, "answer": 1, "router": 0}
+
+
+def test_the_answer_quotes_the_store_and_flags_what_it_cannot_back(llm, make_rag, pipl_store):
+    """Issue 20, through the pipeline and the scripted LLM: the model's misquote of 第十四条 is replaced by the
+    article's text, an invented figure is flagged, and what streams is the checked answer with the rendered
+    section."""
+    misquote = (f"【问题分析】需要同意。\n【相关法条】《{PIPL}》第十四条：收集个人信息一律须经书面同意。\n"
+                f"【法律解释】依据《{PIPL}》第十四条，同意应在三十日内作出。\n【免责声明】仅供参考。")
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, misquote)
+    streamed: list[str] = []
+    result = make_rag().ask(QUESTION, streaming_callback=lambda chunk: streamed.append(chunk.content))
+    article = next(d for d in pipl_store.filter_documents() if d.meta["article_no"] == "第十四条")
+    assert f"【相关法条】\n《{PIPL}》第十四条：{article.content}\n" in result.answer
+    assert "一律须经书面同意" not in result.answer
+    assert "三十日〔未见依据〕内作出" in result.answer
+    assert "".join(streamed) == result.answer  # the rendered section and the flag streamed as text
+    checks = result.trace["answer_checks"]
+    assert checks["rendered_articles"] == [f"{PIPL}第十四条"] and checks["numbers_flagged"] == ["三十日"]
+    assert len(checks["quotes_replaced"]) == 1

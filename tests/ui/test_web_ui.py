@@ -19,7 +19,7 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"
-ANSWER = (f"【问题分析】公司收集个人信息属于处理个人信息。处理前应当告知。一般需要取得同意。\n【相关法条】《{PIPL}》第十四条规定，基于个人同意处理个人信息的，"
+ANSWER = (f"【问题分析】公司收集个人信息属于处理个人信息。处理前应当告知处理目的和方式。一般需要在三十日内取得同意。同意可以撤回。撤回不影响撤回前的处理。\n【相关法条】《{PIPL}》第十四条规定，基于个人同意处理个人信息的，"
           f"该同意应当由个人在充分知情的前提下自愿、明确作出。另见《{PIPL}》第九十九条。\n【免责声明】仅供参考。")
 HANDBOOK = "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费，标准为工资的百分之一百五十。\n"
 
@@ -109,10 +109,13 @@ def test_agentic_answer_streams_with_live_steps_and_a_clickable_citation(page, s
     assert "基于个人同意处理个人信息的，该同意应当由个人在充分知情的前提下自愿、明确作出" in page.inner_text("#citation-text")
     shot(page, "citation")
 
-    flagged = message.locator(".cite.unverified")
+    flagged = message.locator(".cite.unverified:not(.flag)")
     assert flagged.count() == 1 and "第九十九条" in flagged.inner_text()  # PIPL has 74 articles: not in evidence
     flagged.click()
     assert "未核实" in page.inner_text("#citation-flag")
+    number = message.locator(".flag")  # issue 20: a figure no article backs is marked like an unverified citation
+    assert number.count() == 1 and number.inner_text() == "〔未见依据〕"
+    assert number.get_attribute("title").startswith("未见依据")
 
 
 def test_switching_to_rag_mode_skips_the_judge(page, server):
@@ -128,9 +131,9 @@ def test_switching_to_rag_mode_skips_the_judge(page, server):
 def test_the_conversation_survives_a_reload_and_new_chat_clears_it(page, server):
     ask(page, QUESTION, mode="rag")
     page.reload()
-    page.wait_for_selector(".msg.assistant .cite")
+    page.wait_for_selector(".msg.assistant button.cite")
     assert page.locator(".msg.user").first.inner_text() == QUESTION
-    page.locator(".msg.assistant .cite").first.click()
+    page.locator(".msg.assistant button.cite").first.click()
     assert "基于个人同意处理个人信息" in page.inner_text("#citation-text")
     ask(page, "那第十四条呢？", mode="rag")  # a follow-up: the restored history goes to the server
     sent = json.dumps(server["llm"].calls("把用户最后的问题改写")[-1]["messages"], ensure_ascii=False)
