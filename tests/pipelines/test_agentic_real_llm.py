@@ -1,12 +1,17 @@
 """The agentic pipeline with the real embedded LLM (Qwen2.5-Coder-1.5B GGUF via llama.cpp)."""
 
 import dataclasses
+import re
 
 import pytest
 
 from application.rag import AgenticRAG
 from components.builders.answer_finalizer import LLM_DOWN
 from config.settings import Settings
+from helpers.answer_check import EXCERPT_MARK, QUOTE_MISMATCH
+from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK
+from helpers.quotes import ELLIPSIS_RE
+from helpers.statute_labels import article_no
 from pipelines.indexing import Indexer, law_sources
 from pipelines.stores import open_document_store
 
@@ -39,6 +44,29 @@ def test_sample_question_cites_article_13_or_14(settings, monkeypatch):
     assert all(r["evaluation"]["judge"] == "evaluator" for r in result.trace["rounds"])
     assert result.trace["llm_calls"]["judge"] == 0
     assert result.answer.strip()
+    # issue 20: no misattributed quote survives, and 【相关法条】 is the store's text of the articles it names
+    assert QUOTE_MISMATCH not in result.answer
+    texts = {d.meta["article_no"]: d.content for d in store.filter_documents()}
+    assert statute_section_mismatches(result.answer, texts) == [], result.answer
+    assert result.trace["answer_checks"]["rendered_articles"], result.answer
+
+
+def statute_section_mismatches(answer: str, texts: dict[str, str]) -> list[str]:
+    """The items of the answer's 【相关法条】 whose text is not the article's (an excerpt: every piece in it)."""
+    section = answer.split("【相关法条】", 1)[1].split("【", 1)[0] if "【相关法条】" in answer else ""
+    bad = []
+    for item in re.split(r"\n(?=《)", section.strip()):
+        match = LAW_CITATION_RE.match(item)
+        if not match or item[match.end():].startswith(UNVERIFIED_MARK):
+            continue
+        text = item[match.end():]
+        partial = text.startswith(EXCERPT_MARK)
+        text = text.removeprefix(EXCERPT_MARK).removeprefix("：").strip()
+        truth = texts.get(article_no(match.group(2), match.group(3)), "")
+        pieces = [p for p in ELLIPSIS_RE.split(text) if p.strip()]
+        if not (text == truth.strip() or (partial and pieces and all(p in truth for p in pieces))):
+            bad.append(item)
+    return bad
 
 
 @pytest.mark.slow
