@@ -21,14 +21,16 @@ from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk
 from helpers.answer_check import AnswerChecker, CheckedStream
 from llm_access.call_policy import LLMComponent
 
+VERBATIM = ("说明：", "【免责声明】")  # prompt lines that are not instructions: the notes, and the disclaimer to copy
+
 
 def instruction_lines(messages: list[ChatMessage]) -> list[str]:
-    """The prompt's instructions (the lines after the ``>>>`` evidence block, not the ``说明：`` notes): small models
-    sometimes copy them into the answer, so the LLM call drops the sentences that copy them (`LLMComponent.chat`
-    ``no_echo``)."""
+    """The prompt's instructions (the lines after the ``>>>`` evidence block, not the ``说明：`` notes nor the
+    disclaimer the answer is meant to repeat): small models sometimes copy them into the answer, so the LLM call
+    drops the sentences that copy them (`LLMComponent.chat` ``no_echo``)."""
     user = next((m.text or "" for m in reversed(messages) if m.is_from(ChatRole.USER)), "")
     tail = user.rsplit(">>>", 1)[-1] if ">>>" in user else ""
-    return [line for line in tail.splitlines() if line.strip() and not line.startswith("说明：")]
+    return [line for line in tail.splitlines() if line.strip() and not line.startswith(VERBATIM)]
 
 
 @component

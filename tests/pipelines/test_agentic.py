@@ -391,3 +391,14 @@ def test_the_answer_quotes_the_store_and_flags_what_it_cannot_back(llm, make_rag
     checks = result.trace["answer_checks"]
     assert checks["rendered_articles"] == [f"{PIPL}第十四条"] and checks["numbers_flagged"] == ["三十日"]
     assert len(checks["quotes_replaced"]) == 1
+
+
+def test_the_disclaimer_the_prompt_asks_for_is_not_taken_for_an_echo(llm, make_rag):
+    """Found by benchmarks/answers.py: the echo guard removed the disclaimer the prompt tells the model to write
+    (it is a prompt line), in 12 of 21 answers, and the empty 【免责声明】 went with it."""
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, f"【问题分析】需要同意。\n【相关法条】《{PIPL}》第十四条\n【免责声明】本回答仅供参考，不构成正式法律意见。")
+    result = make_rag().ask(QUESTION)
+    assert result.answer.endswith("【免责声明】本回答仅供参考，不构成正式法律意见。")
+    assert result.trace["answer_checks"]["sentences_removed"] == 0
