@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -94,7 +95,7 @@ class EmbeddedLLMServer:
             )
         self.port = port or free_port()
         command = [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "llm_access.server_child", str(os.getpid()), "llama_cpp.server",  # dies with us
             "--model", str(self.gguf_path),
             "--model_alias", MODEL_ALIAS,
             "--n_ctx", str(self.n_ctx),

@@ -110,3 +110,27 @@ def test_ctrl_c_does_not_wait_for_a_streamed_answer_to_finish(tmp_path, e5_model
             server.process.wait(timeout=60)
             assert time.monotonic() - started < 20, "Ctrl-C waited for the streamed answer"
             assert not listening(server.port)
+
+
+def test_the_embedded_server_exits_when_the_process_that_started_it_is_killed():
+    """A benchmark stopped with SIGTERM left its llama.cpp server (about 2 GB, its port taken) running as an orphan:
+    `EmbeddedLLMServer` runs it under `llm_access.server_child`, which exits when its parent is gone. A stdlib
+    server stands in for llama.cpp here (the same wrapper, no model to load)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    start = ("import os, subprocess, sys, time\n"
+             "child = subprocess.Popen([sys.executable, '-m', 'llm_access.server_child', str(os.getpid()), "
+             "'http.server', '0', '--bind', '127.0.0.1'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+             "print(child.pid, flush=True)\ntime.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", start], stdout=subprocess.PIPE, cwd=root, text=True)
+    child = int(parent.stdout.readline())
+    time.sleep(1.5)
+    assert alive(child), "the wrapped server did not start"
+    parent.kill()  # no exit handler runs
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alive(child), "the server outlived the process that started it"
