@@ -57,6 +57,19 @@ BARE_ARTICLE_RE = re.compile(rf"第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s
 MIN_QUOTE = 4  # shorter "quotes" (a word after a colon) are not checked
 
 
+def statute_text(text: str, evidence: list[Document]) -> str:
+    """Text from the store: only the article citations inside it are checked (〔未核实〕 when not in ``evidence``);
+    the laws it names are its own wording."""
+    return verify_citations(text, evidence, flag_law_names=False).text
+
+
+def statute_entry(doc: Document, evidence: list[Document], hint: str = "") -> tuple[str, bool]:
+    """``《法名》第X条：<text>`` for an article of the store (a long one as its marked excerpt for ``hint``), and
+    whether it is an excerpt."""
+    text, partial = excerpt(doc.content or "", hint=hint)
+    return f"{citation_label(doc)}{EXCERPT_MARK if partial else ''}：{statute_text(text, evidence)}", partial
+
+
 @dataclass
 class CheckedAnswer:
     """The checked text, the evidence it cites, and what the check did (`report` goes into the trace)."""
@@ -246,14 +259,13 @@ class AnswerChecker:
         return "".join(lines)
 
     def _statute_line(self, doc: Document, hint: str) -> str:
-        label = citation_label(doc)
-        text, partial = excerpt(doc.content or "", hint=hint)
+        line, partial = statute_entry(doc, self.evidence, hint)
         self.result.excerpts += partial
-        key = str(doc.meta.get("key") or label)
+        key = str(doc.meta.get("key") or citation_label(doc))
         if key not in self.result.rendered:
             self.result.rendered.append(key)
-        self._record(doc, label)
-        return f"{label}{EXCERPT_MARK if partial else ''}：{self._statute_text(text)}\n"
+        self._record(doc, citation_label(doc))
+        return line + "\n"
 
     # ---- quotes, citations and numbers in the model's prose --------------------------------------------------
 
@@ -341,8 +353,7 @@ class AnswerChecker:
         return text
 
     def _statute_text(self, text: str) -> str:
-        """Text from the store: only the article citations inside it are checked (its law names are its own)."""
-        return verify_citations(text, self.evidence, flag_law_names=False).text
+        return statute_text(text, self.evidence)
 
     def _record(self, doc: Document, mention: str) -> None:
         if doc not in self.result.verified:

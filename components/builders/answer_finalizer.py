@@ -23,11 +23,9 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.answer_check import EXCERPT_MARK, AnswerChecker
-from helpers.citations import verify_citations
+from helpers.answer_check import AnswerChecker, statute_entry
 from helpers.contracts import is_web
 from helpers.loop_state import LoopState
-from helpers.quotes import excerpt
 from helpers.result import RAGResult
 from helpers.statute_labels import citation_label
 
@@ -55,16 +53,10 @@ def article_label(doc: Document) -> str:
 
 
 def list_articles(documents: list[Document], evidence: list[Document], query: str = "") -> str:
-    """The local articles as a quoted list (a long one as a marked excerpt, `helpers.quotes.excerpt`); article
-    citations inside the quotes are checked like the model's own (a text in the knowledge base that cites an
-    article outside the evidence is flagged, not passed on as a source); a law the quote merely names is the
-    statute's own wording and stays unflagged."""
-    lines = []
-    for doc in (d for d in documents if not is_web(d)):
-        text, partial = excerpt(doc.content or "", hint=query)
-        checked = verify_citations(text, evidence, flag_law_names=False).text
-        lines.append(f"- {article_label(doc)}{EXCERPT_MARK if partial else ''}：{checked}")
-    return "\n".join(lines)
+    """The local articles as a quoted list (`helpers.answer_check.statute_entry`: a long one as a marked excerpt,
+    article citations inside the quotes checked like the model's own, so a text in the knowledge base that cites an
+    article outside the evidence is flagged, not passed on as a source)."""
+    return "\n".join(f"- {statute_entry(doc, evidence, query)[0]}" for doc in documents if not is_web(doc))
 
 
 @component
