@@ -86,12 +86,13 @@ class CheckedAnswer:
     numbers_checked: int = 0
     numbers_flagged: list[str] = field(default_factory=list)
     sections_dropped: list[str] = field(default_factory=list)
+    cut_off: str = ""  # the unfinished sentence left out of a reply cut at the token limit
 
     def report(self) -> dict[str, Any]:
         return {"rendered_articles": self.rendered, "excerpts": self.excerpts, "quotes_checked": self.quotes_checked,
                 "quotes_replaced": self.quotes_replaced, "quotes_flagged": self.quotes_flagged,
                 "numbers_checked": self.numbers_checked, "numbers_flagged": self.numbers_flagged,
-                "sections_dropped": self.sections_dropped}
+                "sections_dropped": self.sections_dropped, "cut_off": self.cut_off}
 
 
 class AnswerChecker:
@@ -113,9 +114,9 @@ class AnswerChecker:
 
     # ---- driving -------------------------------------------------------------------------------------------
 
-    def check(self, text: str) -> CheckedAnswer:
-        """Check a whole answer."""
-        self.result.text = (self.feed(text) + self.finish()).strip()
+    def check(self, text: str, cut_off: bool = False) -> CheckedAnswer:
+        """Check a whole answer (``cut_off``: the model stopped at its token limit, see `finish`)."""
+        self.result.text = (self.feed(text) + self.finish(cut_off)).strip()
         return self.result
 
     def feed(self, chunk: str) -> str:
@@ -127,9 +128,15 @@ class AnswerChecker:
             out.append(self._piece(piece))
         return "".join(out)
 
-    def finish(self) -> str:
-        """The checked rest, at the end of the answer."""
+    def finish(self, cut_off: bool = False) -> str:
+        """The checked rest, at the end of the answer. ``cut_off``: the reply stopped at the token limit, so its
+        unfinished last sentence is left out (recorded in ``CheckedAnswer.cut_off``), not shown as a fragment."""
         out = self.feed("")
+        if cut_off and self._pending:
+            ends = list(SENTENCE_END_RE.finditer(self._pending))
+            keep = ends[-1].end() if ends else 0
+            self.result.cut_off = self._pending[keep:].strip()
+            self._pending = self._pending[:keep]
         if self._pending:
             out += self._piece(self._pending)
             self._pending = ""
@@ -387,5 +394,5 @@ class CheckedStream:
             self._last = chunk
             self._forward(self.checker.feed(chunk.content))
 
-    def flush(self) -> None:
-        self._forward(self.checker.finish())
+    def flush(self, cut_off: bool = False) -> None:
+        self._forward(self.checker.finish(cut_off))

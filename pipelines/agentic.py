@@ -68,7 +68,7 @@ def add_answer_stage(pipeline: Pipeline) -> None:
         pipeline.connect("selector.query", f"{target}.query")
     pipeline.connect("selector.situation", "finalizer.situation")
     pipeline.connect("selector.state", "finalizer.state")
-    for name in ("text", "error", "llm_calls", "seconds", "removed"):
+    for name in ("text", "error", "llm_calls", "seconds", "removed", "cut_off"):
         pipeline.connect(f"answer.{name}", f"finalizer.{name}")
 
 

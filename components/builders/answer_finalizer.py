@@ -34,6 +34,7 @@ NO_ANSWER = (
     "{missing}建议：说明具体情形（涉及的主体、行为、时间、地点），或使用更正式的法律用语（例如“用人单位”“个人信息处理者”），"
     "也可以指明相关法律名称后再问一次。如问题紧急，请咨询专业律师。"
 )
+CUT_OFF = "\n\n（回答达到长度上限，未写完的最后一句已略去。）"
 LLM_DOWN = "语言模型暂时不可用（{error}），无法生成解答。以下是检索到的相关法条，供您参考：\n"
 
 
@@ -65,14 +66,16 @@ class AnswerFinalizer:
 
     @component.output_types(result=RAGResult)
     def run(self, state: LoopState, evidence: list[Document], situation: str, text: str = "", error: str = "",
-            llm_calls: int = 0, seconds: float = 0.0, query: str = "", removed: int = 0) -> dict[str, Any]:
+            llm_calls: int = 0, seconds: float = 0.0, query: str = "", removed: int = 0,
+            cut_off: bool = False) -> dict[str, Any]:
         """:param query: the question the answer is for (quantities the user gave are not flagged);
-        :param removed: sentences the LLM call's guards removed (counted in the trace)."""
+        :param removed: sentences the LLM call's guards removed (counted in the trace);
+        :param cut_off: the model stopped at its token limit (its unfinished sentence is left out, and said so)."""
         state = state.counted("answer", llm_calls, seconds)
         needs_human = situation in ("none", "partial")
         mentions: dict[str, list[str]] = {}
         answer_error = None
-        checked = AnswerChecker(evidence, query).check(text) if text.strip() and not error else None
+        checked = AnswerChecker(evidence, query).check(text, cut_off) if text.strip() and not error else None
         if checked is not None and not checked.text:
             checked, error = None, "回答的内容全部被移除（复述了提示词）"
         if situation == "none":
@@ -85,6 +88,8 @@ class AnswerFinalizer:
         else:
             assert checked is not None
             answer, cited, unverified, mentions = checked.text, checked.verified, checked.unverified, checked.mentions
+            if cut_off:
+                answer += CUT_OFF
             local = [d for d in evidence if not is_web(d)][:3]
             if not any(not is_web(d) for d in cited) and local:
                 answer += "\n\n参考法条：\n" + list_articles(local, evidence, query)

@@ -48,7 +48,7 @@ class AnswerGenerator(LLMComponent):
         LLMComponent.__init__(self, chat_generator, role)
         self.max_tokens = max_tokens
 
-    @component.output_types(text=str, error=str, llm_calls=int, seconds=float, removed=int)
+    @component.output_types(text=str, error=str, llm_calls=int, seconds=float, removed=int, cut_off=bool)
     def run(
         self,
         messages: list[ChatMessage],
@@ -59,14 +59,15 @@ class AnswerGenerator(LLMComponent):
     ) -> dict[str, Any]:
         """:param evidence: and ``query``: what the streamed answer is checked against (see the module docstring).
         :returns: ``text`` as the model wrote it (after the LLM call's guards), ``removed``: the sentences those
-            guards removed."""
+            guards removed, ``cut_off``: the reply stopped at ``max_tokens``."""
         if situation == "none":
-            return {"text": "", "error": "", "llm_calls": 0, "seconds": 0.0, "removed": 0}
+            return {"text": "", "error": "", "llm_calls": 0, "seconds": 0.0, "removed": 0, "cut_off": False}
         stream = None if streaming_callback is None else CheckedStream(AnswerChecker(evidence or [], query),
                                                                         streaming_callback)
         call = self.chat(messages, {"temperature": 0.2, "max_tokens": self.max_tokens}, stream,
                          no_echo=instruction_lines(messages))
+        cut_off = bool(call.reply and call.reply.meta.get("finish_reason") == "length")
         if stream is not None and not call.error:
-            stream.flush()
+            stream.flush(cut_off)
         return {"text": call.text or "", "error": call.error or "", "llm_calls": 1, "seconds": round(call.seconds, 3),
-                "removed": call.removed}
+                "removed": call.removed, "cut_off": cut_off}

@@ -402,3 +402,20 @@ def test_the_disclaimer_the_prompt_asks_for_is_not_taken_for_an_echo(llm, make_r
     result = make_rag().ask(QUESTION)
     assert result.answer.endswith("【免责声明】本回答仅供参考，不构成正式法律意见。")
     assert result.trace["answer_checks"]["sentences_removed"] == 0
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_an_answer_cut_at_the_token_limit_loses_its_fragment_not_its_sense(llm, make_rag, streaming):
+    """benchmarks/answers.py: answers cut at max_tokens ended in “【注意事项】1. 《中华” or “不构成正式法律”."""
+    cut = f"【问题分析】需要同意。依据《{PIPL}》第十四条。\n【注意事项】\n1. 《中华"
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, cut, finish_reason="length")
+    streamed: list[str] = []
+    callback = (lambda chunk: streamed.append(chunk.content)) if streaming else None
+    result = make_rag().ask(QUESTION, streaming_callback=callback)
+    assert result.answer.startswith(f"【问题分析】需要同意。依据《{PIPL}》第十四条。\n\n（回答达到长度上限")
+    assert "《中华" not in result.answer.replace(f"《{PIPL}", "") and "【注意事项】" not in result.answer
+    assert result.trace["answer_checks"]["cut_off"] == "1. 《中华"
+    if streaming:
+        assert result.answer.startswith("".join(streamed)) and "【注意事项】" not in "".join(streamed)
