@@ -51,7 +51,7 @@ from llm_access.factory import resolve_endpoint
 
 SECTION_RE = re.compile(r"【([^】\n]{1,12})】")
 LISTS = ("参考法条：", "检索到的其他相关法条：")  # article lists the finalizer appends (statute text)
-ENDS = "。！？；：…）)」”』\"."
+ENDS = "。！？；：…）)」”』\".?!"
 
 
 def store_texts() -> dict[str, str]:
@@ -263,8 +263,8 @@ def main() -> None:
     if (args.resume or args.report_only) and Path(args.log).exists():
         for line in Path(args.log).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            if row["mode"] in rows:
-                rows[row["mode"]][row["qid"]] = row
+            if row["mode"] in rows:  # what reads the answer text alone is scored again (a scoring fix applies)
+                rows[row["mode"]][row["qid"]] = {**row, "broken_sections": broken_sections(row["answer"])}
     if args.report_only:
         print(write_report(args, len(queries), rows, "Report written from the log."))
         return

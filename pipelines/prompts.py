@@ -22,10 +22,14 @@ TIER_EXAMPLE = ("分档示例（虚构的规定，只示范写法）：规定“
                 "所以每日收费一元。")
 
 
-def answer_user(tier_example: bool) -> str:
-    """The user turn: the question, the evidence and the structure per situation; ``tier_example`` adds the
-    worked example of applying a tiered rule (measured in `research/reports/tier_prompt_study.md`)."""
-    tiers = TIERS + ("\n" + TIER_EXAMPLE if tier_example else "")
+TIER_GUIDANCE = {"none": "", "rule": TIERS, "example": TIERS + "\n" + TIER_EXAMPLE}
+
+
+def answer_user(tier_guidance: str = "rule") -> str:
+    """The user turn: the question, the evidence and the structure per situation. ``tier_guidance``: how the model
+    is told to apply a tiered rule to the question's facts (`TIER_GUIDANCE`: not at all, the instruction, the
+    instruction and a worked example; measured in `research/reports/tier_prompt_study.md`)."""
+    tiers = TIER_GUIDANCE[tier_guidance]
     return """问题：{{ query }}
 
 证据：
@@ -55,5 +59,5 @@ def answer_user(tier_example: bool) -> str:
 {% endif %}"""
 
 
-ANSWER_USER = answer_user(tier_example=False)
+ANSWER_USER = answer_user()
 ANSWER_TEMPLATE = [ChatMessage.from_system(ANSWER_SYSTEM), ChatMessage.from_user(ANSWER_USER)]

@@ -1,8 +1,9 @@
-"""Does a worked example help the local model apply a tiered rule to the question's facts? (issue 20)
+"""Does telling the local model how to apply a tiered rule help it state the right one? (issue 20)
 
-Statutes often set tiers by condition (劳动合同期限三个月以上不满一年的…一年以上不满三年的…). The answer prompt
-asks the model to say which tier the facts fall in (`pipelines.prompts.TIERS`); this study measures whether adding
-one worked example outside the statutes (`TIER_EXAMPLE`) makes the stated rule right more often.
+Statutes often set tiers by condition (劳动合同期限三个月以上不满一年的…一年以上不满三年的…). The answer prompt can
+ask the model to say which tier the facts fall in (`pipelines.prompts.TIERS`) and show it one worked example
+outside the statutes (`TIER_EXAMPLE`); this study compares the three `TIER_GUIDANCE` variants (none, the
+instruction, the instruction and the example) on whether the stated rule is right.
 
 Each question below has one tier that a lawyer would apply, and the figure or phrase that tier gives. The answer
 stage runs with the question's governing article and its neighbours as evidence (the same for both prompts, so
@@ -32,7 +33,7 @@ from components.generators.answer_generator import AnswerGenerator
 from document_store.statute_db import StatuteDB
 from helpers.answer_check import STATUTE_SECTION, AnswerChecker
 from helpers.quantities import quantities
-from pipelines.prompts import ANSWER_SYSTEM, answer_user
+from pipelines.prompts import ANSWER_SYSTEM, TIER_GUIDANCE, answer_user
 
 LABOUR = "中华人民共和国劳动合同法"
 LABOUR_ACT = "中华人民共和国劳动法"
@@ -87,9 +88,9 @@ def main() -> None:
     generator = AnswerGenerator()
     generator.warm_up()
     builders = {name: ChatPromptBuilder(template=[ChatMessage.from_system(ANSWER_SYSTEM),
-                                                  ChatMessage.from_user(answer_user(tier_example=flag))],
+                                                  ChatMessage.from_user(answer_user(name))],
                                         required_variables=["query", "evidence", "situation"])
-                for name, flag in (("without example", False), ("with example", True))}
+                for name in TIER_GUIDANCE}
     rows, started = [], time.perf_counter()
     for question, law, article, right, others in CASES:
         evidence = evidence_for(db, law, article)
@@ -101,7 +102,7 @@ def main() -> None:
                 ok = states(text, right)
                 wrong = not ok and any(states(text, other) for other in others)
                 rows.append((question, name, repeat, ok, wrong, out["error"]))
-                print(f"{name:16} right={ok} wrong={wrong} {question}", flush=True)
+                print(f"{name:8} right={ok} wrong={wrong} {question}", flush=True)
     summary = []
     for name in builders:
         mine = [r for r in rows if r[1] == name and not r[5]]
@@ -110,7 +111,7 @@ def main() -> None:
     report = f"""# Tier prompt study: does a worked example help apply tiered rules?
 
 Command: `.venv/bin/python research/tier_prompt_study.py {' '.join(sys.argv[1:])}`
-{len(CASES)} questions × 2 prompts × {args.repeats} repeat(s); the embedded model; fixed evidence (the governing
+{len(CASES)} questions × {len(builders)} prompts × {args.repeats} repeat(s); the embedded model; fixed evidence (the governing
 article and its neighbours); wall time {time.perf_counter() - started:.0f} s. "right": the model's prose states the
 applicable tier's result; "wrong": it states another tier's result and not the right one; "–": neither.
 
