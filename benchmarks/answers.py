@@ -50,7 +50,7 @@ from helpers.statute_labels import LAW_NAME_PREFIX, article_no
 from llm_access.factory import resolve_endpoint
 
 SECTION_RE = re.compile(r"【([^】\n]{1,12})】")
-LISTS = ("参考法条：", "检索到的其他相关法条：")  # article lists the finalizer appends (statute text)
+TAILS = ("参考法条：", "检索到的其他相关法条：", "（说明：", "（回答达到长度上限")  # the finalizer appends these
 ENDS = "。！？；：…）)」”』\".?!"
 
 
@@ -71,8 +71,8 @@ def cited_key(match: re.Match[str], texts: dict[str, str]) -> str | None:
 
 
 def sections(answer: str) -> list[tuple[str, str]]:
-    """(header, body) for each 【header】 of the answer, the appended article lists cut off."""
-    for marker in LISTS:
+    """(header, body) for each 【header】 of the answer, the article lists and notes the finalizer appends cut off."""
+    for marker in TAILS:
         answer = answer.split("\n\n" + marker)[0]
     heads = list(SECTION_RE.finditer(answer))
     return [(h.group(1), answer[h.end():heads[i + 1].start() if i + 1 < len(heads) else len(answer)])
@@ -155,15 +155,19 @@ def broken_sections(answer: str) -> int:
     return broken
 
 
+def text_scores(answer: str, texts: dict[str, str]) -> dict[str, int]:
+    """The scores that read the answer text alone (recomputed from a log, so a fix to them applies to old rows)."""
+    return {**quote_findings(answer, texts), "rendered_mismatches": rendered_mismatches(answer, texts),
+            "broken_sections": broken_sections(answer)}
+
+
 def score(result: RAGResult, gold: list[str], query: str, texts: dict[str, str]) -> dict[str, Any]:
     checks = result.trace.get("answer_checks") or {}
     rendered = checks.get("rendered_articles") or []
     return {
-        **quote_findings(result.answer, texts),
+        **text_scores(result.answer, texts),
         "model_misquotes": len(checks.get("quotes_replaced") or []) + len(checks.get("quotes_flagged") or []),
-        "rendered_mismatches": rendered_mismatches(result.answer, texts),
         **number_findings(result, query),
-        "broken_sections": broken_sections(result.answer),
         "echo": int((checks.get("sentences_removed") or 0) > 0),
         "sections_dropped": len(checks.get("sections_dropped") or []),
         "model_citation_recall": citation_recalls(result, gold)["model_citation_recall"],
@@ -260,17 +264,17 @@ def main() -> None:
     queries = random.Random(args.seed).sample(load_queries(args.queries), args.sample)
     modes = args.modes.split(",")
     rows: dict[str, dict[int, dict[str, Any]]] = {m: {} for m in modes}
+    texts = store_texts()
     if (args.resume or args.report_only) and Path(args.log).exists():
         for line in Path(args.log).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row["mode"] in rows:  # what reads the answer text alone is scored again (a scoring fix applies)
-                rows[row["mode"]][row["qid"]] = {**row, "broken_sections": broken_sections(row["answer"])}
+                rows[row["mode"]][row["qid"]] = {**row, **text_scores(row["answer"], texts)}
     if args.report_only:
         print(write_report(args, len(queries), rows, "Report written from the log."))
         return
     settings = bench_settings()
     endpoint = resolve_endpoint(settings)
-    texts = store_texts()
     askers, fold_by_qid = fold_askers(settings, args.queries, queries, args.embedder)
     started = time.perf_counter()
     try:
