@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.agentic import citation_recalls, close, fold_askers
+from benchmarks.agentic import citation_recalls, close, fold_askers, read_log
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries
 from benchmarks.retrieval import DEFAULT_QUERIES
@@ -263,13 +263,11 @@ def main() -> None:
     args = parser.parse_args()
     queries = random.Random(args.seed).sample(load_queries(args.queries), args.sample)
     modes = args.modes.split(",")
-    rows: dict[str, dict[int, dict[str, Any]]] = {m: {} for m in modes}
     texts = store_texts()
-    if (args.resume or args.report_only) and Path(args.log).exists():
-        for line in Path(args.log).read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            if row["mode"] in rows:  # what reads the answer text alone is scored again (a scoring fix applies)
-                rows[row["mode"]][row["qid"]] = {**row, **text_scores(row["answer"], texts)}
+    rows = read_log(Path(args.log), modes) if args.resume or args.report_only else {m: {} for m in modes}
+    for by_qid in rows.values():  # what reads the answer text alone is scored again (a scoring fix applies)
+        for qid, row in by_qid.items():
+            by_qid[qid] = {**row, **text_scores(row["answer"], texts)}
     if args.report_only:
         print(write_report(args, len(queries), rows, "Report written from the log."))
         return
