@@ -43,13 +43,14 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from document_store.statute_db import StatuteDB
 from helpers.answer_check import EXCERPT_MARK, NO_BASIS, QUOTE_MISMATCH, STATUTE_SECTION
 from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK
+from helpers.prompt_guard import SECTION_HEADER
 from helpers.quantities import quantities
 from helpers.quotes import ELLIPSIS_RE, is_excerpt, normalise
 from helpers.result import RAGResult
 from helpers.statute_labels import LAW_NAME_PREFIX, article_no
 from llm_access.factory import resolve_endpoint
 
-SECTION_RE = re.compile(r"【([^】\n]{1,12})】")
+SECTION_RE = re.compile(SECTION_HEADER)
 TAILS = ("参考法条：", "检索到的其他相关法条：", "（说明：", "（回答达到长度上限")  # the finalizer appends these
 ENDS = "。！？；：…）)」”』\".?!"
 

@@ -38,11 +38,12 @@ from haystack import Document
 from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK, CitationCheck, cited_article, verify_citations
 from helpers.contracts import is_web
+from helpers.prompt_guard import SECTION_HEADER
 from helpers.quantities import quantities
 from helpers.quotes import excerpt, is_excerpt, normalise
 from helpers.statute_labels import article_no, citation_label
 
-HEADER_RE = re.compile(r"^[ \t#>*\-]*【([^】\n]{1,12})】[ \t*]*")
+HEADER_RE = re.compile(rf"^[ \t#>*\-]*{SECTION_HEADER}[ \t*]*")
 STATUTE_SECTION = "相关法条"
 UNCHECKED_SECTIONS = ("免责声明",)  # the stock disclaimer states no facts
 QUOTE_MISMATCH = "〔引文不符〕"

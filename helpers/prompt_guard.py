@@ -23,7 +23,8 @@ DELIMITERS = {"<<<": "‹‹‹", ">>>": "›››"}
 WINDOW = 12  # a reply repeating this many consecutive characters of a system prompt is treated as a leak
 REDACTED = "〔已移除：系统提示内容〕"
 SENTENCE_ENDS = "。！？!?\n】"
-HEADER_RE = re.compile(r"【[^】\n]{1,12}】")  # a section header: structure, kept (the answer check drops it if empty)
+SECTION_HEADER = r"【([^】\n]{1,12})】"  # what a section header of an answer is, defined once
+HEADER_RE = re.compile(SECTION_HEADER)  # structure: kept (the answer check drops it if its section is empty)
 
 
 def quote_data(text: str) -> str:
