@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_LAW = "中华人民共和国个人信息保护法"
+# Where searches run: "mirror" = an in-process copy of the collection (fast on one machine), "qdrant" = the
+# Qdrant store itself (server-side, nothing loaded into the process), "auto" = qdrant with QDRANT_URL, else mirror.
+SEARCH_BACKENDS = ("auto", "mirror", "qdrant")
 
 
 def _env(name: str, default: str) -> str:
@@ -57,6 +60,20 @@ def _env_positive(name: str, default: float) -> float:
     return value
 
 
+def _env_fraction(name: str, default: float) -> float:
+    value = _env_float(name, default)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be between 0 and 1, got {value:g}")
+    return value
+
+
+def _env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = _env(name, default).lower()
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def _env_probability(name: str) -> float | None:
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -75,6 +92,12 @@ class Settings:
     models_dir: Path = Path("models")
     qdrant_path: Path = Path("data/qdrant")
     qdrant_url: str = ""
+    qdrant_timeout: int = 30
+    qdrant_shards: int = 1
+    qdrant_replicas: int = 1
+    qdrant_hnsw_m: int = 16
+    qdrant_hnsw_ef_construct: int = 100
+    search_backend: str = "auto"
     collection: str = "statutes"
     default_laws: tuple[str, ...] = (DEFAULT_LAW,)
     embedding_model: str = "models/multilingual-e5-small"
@@ -98,6 +121,9 @@ class Settings:
     rewrite_first_round: bool = False
     question_weight: float = 2.0
     bm25_weight: float = 0.5
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    bm25_max_drift: float = 0.05
     judge: str = "auto"
     evaluator_model: str = "models/relevance-evaluator"
     evaluator_threshold: float | None = None
@@ -125,6 +151,12 @@ class Settings:
             models_dir=models_dir,
             qdrant_path=Path(_env("QDRANT_PATH", str(data_dir / "qdrant"))),
             qdrant_url=_env("QDRANT_URL", ""),
+            qdrant_timeout=_env_int("QDRANT_TIMEOUT", 30),
+            qdrant_shards=_env_int("QDRANT_SHARDS", 1),
+            qdrant_replicas=_env_int("QDRANT_REPLICAS", 1),
+            qdrant_hnsw_m=_env_int("QDRANT_HNSW_M", 16),
+            qdrant_hnsw_ef_construct=_env_int("QDRANT_HNSW_EF_CONSTRUCT", 100),
+            search_backend=_env_choice("SEARCH_BACKEND", "auto", SEARCH_BACKENDS),
             collection=_env("QDRANT_COLLECTION", "statutes"),
             default_laws=laws,
             embedding_model=_env("EMBEDDING_MODEL", default_model),
@@ -148,6 +180,9 @@ class Settings:
             rewrite_first_round=_env_bool("REWRITE_FIRST_ROUND", False),
             question_weight=_env_positive("QUESTION_WEIGHT", 2.0),
             bm25_weight=_env_positive("BM25_WEIGHT", 0.5),
+            bm25_k1=_env_positive("BM25_K1", 1.2),
+            bm25_b=_env_fraction("BM25_B", 0.75),
+            bm25_max_drift=_env_positive("BM25_MAX_DRIFT", 0.05),
             judge=_env("JUDGE", "auto"),
             evaluator_model=_env("EVALUATOR_MODEL", str(models_dir / "relevance-evaluator")),
             evaluator_threshold=_env_probability("EVALUATOR_THRESHOLD"),
