@@ -26,7 +26,7 @@ from haystack.utils.filters import FilterError, document_matches_filter
 
 from application.service import RAGService, UnknownKnowledgeBaseError, get_service
 from application.validation import MAX_QUERY_CHARS, validate_query
-from document_store.qdrant_store import StoreLockedError
+from document_store.qdrant_store import StoreConfigError, StoreLockedError
 from document_store.statute_db import UnknownLawError
 from document_store.text_files import FileLoadError
 from helpers.cancellation import Cancellation, RunCancelled
@@ -53,13 +53,13 @@ def bad_request(message: str, status: int = 400) -> HTTPException:
 
 @contextmanager
 def http_errors() -> Iterator[None]:
-    """Maps what the service raises to HTTP errors: bad input 400, unknown knowledge base 404, locked store 503,
-    a pipeline failure a 500 that names the stage (details in the server log, none to the client)."""
+    """Maps what the service raises to HTTP errors: bad input 400, unknown knowledge base 404, locked or misconfigured
+    store 503, a pipeline failure a 500 that names the stage (details in the server log, none to the client)."""
     try:
         yield
     except UnknownKnowledgeBaseError as error:
         raise bad_request(str(error), 404) from error
-    except StoreLockedError as error:
+    except (StoreLockedError, StoreConfigError) as error:
         raise bad_request(str(error), 503) from error
     except CLIENT_ERRORS as error:
         raise bad_request(str(error)) from error

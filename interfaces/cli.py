@@ -24,7 +24,7 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # no network here;
 
 from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
-from document_store.qdrant_store import StoreLockedError
+from document_store.qdrant_store import StoreConfigError, StoreLockedError
 from document_store.source_manifest import SourceManifest
 from document_store.statute_db import StatuteDB, UnknownLawError
 from document_store.text_files import FileLoadError
@@ -33,7 +33,7 @@ from helpers.result import RAGResult
 from llm_access.embedded_server import LLMServerError
 from pipelines.stores import open_document_store
 
-EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, LLMServerError, ValueError)
+EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, StoreConfigError, LLMServerError, ValueError)
 
 
 def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:

@@ -17,8 +17,11 @@ from document_store.qdrant_store import StoreLocation, open_qdrant_store
 
 
 def store_location(settings: Settings) -> StoreLocation:
+    """Where the settings put knowledge bases, with the server's timeout, sharding and HNSW settings."""
     return StoreLocation(url=settings.qdrant_url or None, path=None if settings.qdrant_url else settings.qdrant_path,
-                         embedding_dim=settings.embedding_dim)
+                         embedding_dim=settings.embedding_dim, timeout=settings.qdrant_timeout,
+                         shards=settings.qdrant_shards, replicas=settings.qdrant_replicas,
+                         hnsw_m=settings.qdrant_hnsw_m, hnsw_ef_construct=settings.qdrant_hnsw_ef_construct)
 
 
 def open_document_store(settings: Settings, collection: str | None = None, *,
