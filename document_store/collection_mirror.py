@@ -1,10 +1,11 @@
-"""An in-memory mirror of one Qdrant collection: its documents, their keys, dense vectors and BM25 statistics.
+"""An in-memory mirror of one Qdrant collection: its documents, their keys, dense vectors and BM25 weights.
 
-Indexing stores each article's jieba term frequencies in Qdrant as a sparse vector; the store stays the
-source of truth and this mirror is a read cache of it, loaded once per process and reloaded when the
-collection changes (`invalidate`, called by whatever writes, or a changed `CollectionMirror.signature`, checked
-every few seconds). BM25 is Lucene's: ``idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`` with
-``idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))``; weights are computed once per (k1, b).
+Indexing stores each article's BM25 document weights in Qdrant as a sparse vector (`helpers.sparse_terms`);
+the store stays the source of truth and this mirror is a read cache of it, loaded once per process and
+reloaded when the collection changes (`invalidate`, called by whatever writes, or a changed
+`CollectionMirror.signature`, checked every few seconds). It scores exactly as Qdrant's IDF modifier does:
+``Σ idf(t) · count(t in query) · weight(t, doc)`` with ``idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))`` over the
+documents that have terms, so the mirror and server-side search (`document_store.search_backend`) rank alike.
 
 Dense search over the mirror is the same exact cosine search the embedded Qdrant does (it is brute force too),
 without its per-point Python overhead; with a Qdrant server (``QDRANT_URL``) the retriever asks the server.
@@ -12,7 +13,7 @@ without its per-point Python overhead; with a Qdrant server (``QDRANT_URL``) the
 Usage::
 
     mirror = mirror_for(store)
-    hits = mirror.bm25(["个人信息", "同意"], top_k=10, k1=1.2, b=0.75)   # [(Document, score), ...]
+    hits = mirror.bm25(["个人信息", "同意"], top_k=10)   # [(Document, score), ...]
     doc = mirror.by_key.get("中华人民共和国民法典第一千零三十二条")
 """
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
@@ -32,13 +32,13 @@ from scipy import sparse
 
 from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import SourceManifest
-from helpers.jieba_tokenizer import term_id
+from helpers.sparse_terms import query_vector
 
 RECHECK_SECONDS = 5.0
 
 
 class CollectionMirror:
-    """Documents of one collection with their term-frequency matrix (documents × terms)."""
+    """Documents of one collection with their BM25 weight matrix (documents × terms) and dense vectors."""
 
     def __init__(self, store: QdrantDocumentStore) -> None:
         self.store = store
@@ -47,8 +47,7 @@ class CollectionMirror:
         self._laws: list[str] = []
         self._dense = np.zeros((0, 0), dtype=np.float32)
         self._columns: dict[int, int] = {}
-        self._tf = sparse.csr_matrix((0, 0))
-        self._weights: dict[tuple[float, float], sparse.csc_matrix] = {}
+        self._weights = sparse.csc_matrix((0, 0))
         self._idf = np.zeros(0)
         self._signature: tuple | None = None  # what the loaded snapshot was read at; None = reload
         self._checked = 0.0
@@ -57,7 +56,7 @@ class CollectionMirror:
 
     def _load(self) -> None:
         client = qdrant_client_of(self.store)
-        docs, rows, cols, tfs, dense = [], [], [], [], []
+        docs, rows, cols, values, dense = [], [], [], [], []
         columns: dict[int, int] = {}
         offset = None
         while True:
@@ -77,12 +76,14 @@ class CollectionMirror:
                     for index, value in zip(vector.indices, vector.values, strict=True):
                         rows.append(row)
                         cols.append(columns.setdefault(index, len(columns)))
-                        tfs.append(value)
+                        values.append(value)
             if offset is None:
                 break
         n_docs = len(docs)
-        tf = sparse.csr_matrix((np.asarray(tfs, dtype=np.float32), (rows, cols)), shape=(n_docs, len(columns)))
-        df = np.bincount(tf.indices, minlength=len(columns))
+        weights = sparse.csc_matrix((np.asarray(values, dtype=np.float32), (rows, cols)),
+                                    shape=(n_docs, len(columns)))
+        df = np.diff(weights.indptr)
+        n_terms_docs = len(set(rows))  # Qdrant's IDF counts the points that have the sparse vector
         dim = next((len(v) for v in dense if v is not None), 0)
         matrix = np.zeros((n_docs, dim), dtype=np.float32)
         for row, vector in enumerate(dense):
@@ -90,10 +91,9 @@ class CollectionMirror:
                 matrix[row] = vector
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         with self._lock:  # searches go on with the previous snapshot until here
-            self._tf = tf
-            self._idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+            self._weights = weights
+            self._idf = np.log1p((n_terms_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
             self._columns = columns
-            self._weights = {}
             self.documents = docs
             self.by_key = {str(d.meta.get("key")): d for d in docs if d.meta.get("key")}
             self._laws = sorted({str(d.meta["law"]) for d in docs if d.meta.get("law")})
@@ -126,30 +126,20 @@ class CollectionMirror:
         with self._lock:
             self._signature = None
 
-    def _bm25_weights(self, k1: float, b: float) -> sparse.csc_matrix:
-        if (k1, b) not in self._weights:
-            tf = self._tf
-            lengths = np.asarray(tf.sum(axis=1)).ravel()
-            avgdl = float(lengths.mean()) if lengths.size and lengths.mean() > 0 else 1.0
-            row_norm = np.repeat(k1 * (1 - b + b * lengths / avgdl), np.diff(tf.indptr))
-            weights = tf.copy()
-            weights.data = tf.data * (k1 + 1) / (tf.data + row_norm)
-            self._weights[(k1, b)] = weights.tocsc()
-        return self._weights[(k1, b)]
-
     def bm25(
-        self, terms: list[str], top_k: int, k1: float, b: float, accept: Callable[[Document], bool] | None = None
+        self, terms: list[str], top_k: int, accept: Callable[[Document], bool] | None = None
     ) -> list[tuple[Document, float]]:
         """Top ``top_k`` documents for the query terms; ``accept`` filters candidates (metadata filters)."""
         self.refresh()
+        vector = query_vector(terms)
         with self._lock:
-            counts = Counter(self._columns.get(term_id(t)) for t in terms)
-            counts.pop(None, None)
-            if not counts or not self.documents:
+            pairs = [(self._columns[i], v) for i, v in zip(vector.indices, vector.values, strict=True)
+                     if i in self._columns] if vector else []
+            if not pairs or not self.documents:
                 return []
-            cols = list(counts)
-            query = self._idf[cols] * np.asarray([counts[c] for c in cols], dtype=np.float32)
-            scores = np.asarray(self._bm25_weights(k1, b)[:, cols] @ query).ravel()
+            cols = [c for c, _ in pairs]
+            query = self._idf[cols] * np.asarray([v for _, v in pairs], dtype=np.float32)
+            scores = np.asarray(self._weights[:, cols] @ query).ravel()
             documents = self.documents
         return _top(scores, np.flatnonzero(scores > 0), documents, top_k, accept)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import models
@@ -40,6 +40,13 @@ class SourceRecord:
     count: int
     updated_at: float
     embedding: str = ""  # fingerprint of the embedder that made its vectors (see `pipelines.embedders`)
+    length: int = 0  # its articles' total length in BM25 terms
+    bm25_k1: float = 0.0  # the BM25 parameters its stored weights were computed with (0 = not yet weighted:
+    bm25_b: float = 0.0  # an older store that held raw term frequencies)
+    bm25_avgdl: float = 0.0
+
+    def weighted_with(self, k1: float, b: float) -> bool:
+        return self.bm25_avgdl > 0 and (self.bm25_k1, self.bm25_b) == (k1, b)
 
 
 class SourceManifest:
@@ -73,8 +80,21 @@ class SourceManifest:
     def mark_indexing(self, source: str, content_hash: str) -> None:
         self._put(SourceRecord(source, INDEXING, content_hash, 0, time.time()))
 
-    def mark_complete(self, source: str, content_hash: str, count: int, embedding: str = "") -> None:
-        self._put(SourceRecord(source, COMPLETE, content_hash, count, time.time(), embedding))
+    def mark_complete(self, source: str, content_hash: str, count: int, embedding: str = "", length: int = 0,
+                      bm25: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+        """Record a finished source; ``bm25`` = the (k1, b, avgdl) its BM25 weights were computed with."""
+        self._put(SourceRecord(source, COMPLETE, content_hash, count, time.time(), embedding, length, *bm25))
+
+    def reweighted(self, record: SourceRecord, length: int, bm25: tuple[float, float, float]) -> None:
+        """Record that a complete source's BM25 weights were rewritten."""
+        self._put(replace(record, length=length, bm25_k1=bm25[0], bm25_b=bm25[1], bm25_avgdl=bm25[2],
+                          updated_at=time.time()))
+
+    def corpus(self, exclude: set[str] | frozenset[str] = frozenset()) -> tuple[int, int]:
+        """(articles, total BM25 length) of the complete sources not in ``exclude``: what the average document
+        length of BM25 is computed from."""
+        records = [r for r in self.all() if r.status == COMPLETE and r.source not in exclude]
+        return sum(r.count for r in records), sum(r.length for r in records)
 
     def other_embeddings(self, embedding: str) -> list[SourceRecord]:
         """Complete sources whose vectors another embedder made (queries against them would be mismatched)."""

@@ -1,9 +1,14 @@
-"""The indexing pipeline: sources → articles → BM25 terms + dense embeddings → Qdrant.
+"""The indexing pipeline: sources → articles → BM25 weights + dense embeddings → Qdrant.
 
 `build_indexing_pipeline` is the Haystack `Pipeline` (also in ``yaml_pipelines/indexing.yaml``);
 `Indexer` runs it source by source with a progress bar, idempotently (stable ids, overwrite), replacing a
 source whose content changed and recording each source in the `SourceManifest`, so that an interrupted
 run is detected and finished by the next one.
+
+BM25 weights depend on the collection's average article length (``avgdl``). Each source's record keeps its
+length and the (k1, b, avgdl) its weights were written with; after indexing, sources whose avgdl is more than
+``BM25_MAX_DRIFT`` off the collection's current one, or written with other k1/b, are reweighted in place:
+their text is re-tokenised and only the sparse vectors are rewritten (no re-embedding), see `Indexer.reweight`.
 
 Usage::
 
@@ -23,14 +28,17 @@ from dataclasses import dataclass
 
 from haystack import Document, Pipeline, logging
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
+from qdrant_client.http import models
 from tqdm import tqdm
 
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.preprocessors.statute_splitter import StatuteSplitter
 from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
+from document_store.collection_mirror import invalidate
 from document_store.qdrant_store import qdrant_client_of
-from document_store.source_manifest import COMPLETE, SourceManifest
+from document_store.source_manifest import COMPLETE, SourceManifest, SourceRecord
 from document_store.statute_db import StatuteDB, content_hash
 from document_store.text_files import load_text_file
 from pipelines.embedders import document_embedder, embedding_fingerprint
@@ -55,7 +63,7 @@ class Source:
 @dataclass(frozen=True)
 class SourceResult:
     source: str
-    action: str  # added | replaced | re-embedded | unchanged | resumed
+    action: str  # added | replaced | re-embedded | unchanged | resumed | reweighted
     count: int
 
 
@@ -75,10 +83,10 @@ def file_sources(paths: Iterable[str]) -> list[Source]:
 
 
 def build_indexing_pipeline(document_store: QdrantDocumentStore, settings: Settings) -> Pipeline:
-    """splitter → bm25 (jieba term frequencies) → embedder (dense) → writer (overwrite by stable id)."""
+    """splitter → bm25 (jieba terms' BM25 weights) → embedder (dense) → writer (overwrite by stable id)."""
     pipeline = Pipeline()
     pipeline.add_component("splitter", StatuteSplitter())
-    pipeline.add_component("bm25", JiebaBM25DocumentEncoder())
+    pipeline.add_component("bm25", JiebaBM25DocumentEncoder(k1=settings.bm25_k1, b=settings.bm25_b))
     pipeline.add_component("embedder", document_embedder(settings))
     pipeline.add_component("writer", QdrantPointWriter(document_store=document_store))
     pipeline.connect("splitter.documents", "bm25.documents")
@@ -95,6 +103,8 @@ class Indexer:
         self.manifest = SourceManifest(store)
         self.pipeline = pipeline or build_indexing_pipeline(store, settings)
         self.embedding = embedding_fingerprint(settings)
+        self.encoder: JiebaBM25DocumentEncoder = self.pipeline.get_component("bm25")
+        self.max_drift = settings.bm25_max_drift
 
     def _source_counts(self) -> dict[str, int]:
         """Documents per source, in one pass over the collection (a filter per source would scan it each time)."""
@@ -143,7 +153,10 @@ class Indexer:
             for group in _groups(pending):
                 results.extend(self._index_group(group, counts))
                 bar.update(sum(len(s.documents) for s, _ in group))
-        return results
+        reweighted = {r.source: r for r in self.reweight(progress=progress)}
+        results = [reweighted.pop(r.source) if r.action == "unchanged" and r.source in reweighted else r
+                   for r in results]
+        return results + list(reweighted.values())
 
     def _index_group(self, group: list[tuple[Source, str]], counts: dict[str, int]) -> list[SourceResult]:
         for source, _ in group:
@@ -151,17 +164,91 @@ class Indexer:
             if counts.get(source.name):  # only a source already in the store has old articles to remove
                 self.store.delete_by_filter({"field": "meta.source", "operator": "==", "value": source.name})
         documents = [doc for source, _ in group for doc in source.documents]
-        output = self.pipeline.run({"splitter": {"documents": documents}}, include_outputs_from={"splitter"})
+        corpus_count, corpus_length = self.manifest.corpus(exclude={source.name for source, _ in group})
+        output = self.pipeline.run({"splitter": {"documents": documents},
+                                    "bm25": {"corpus_count": corpus_count, "corpus_length": corpus_length}},
+                                   include_outputs_from={"bm25"})
+        bm25 = output["bm25"]
         written: dict[str, int] = {}
-        for doc in output["splitter"]["documents"]:
+        lengths: dict[str, int] = {}
+        for doc, length in zip(bm25["documents"], bm25["lengths"], strict=True):
             written[doc.meta["source"]] = written.get(doc.meta["source"], 0) + 1
+            lengths[doc.meta["source"]] = lengths.get(doc.meta["source"], 0) + length
+        weighting = (self.encoder.k1, self.encoder.b, bm25["avgdl"])
         results = []
         for source, action in group:
             count = written.get(source.name, 0)
-            self.manifest.mark_complete(source.name, source.content_hash, count, self.embedding)
+            self.manifest.mark_complete(source.name, source.content_hash, count, self.embedding,
+                                        lengths.get(source.name, 0), weighting)
             logger.info("{action} {source}: {count} documents", action=action, source=source.name, count=count)
             results.append(SourceResult(source.name, action, count))
         return results
+
+
+    def stale_weights(self) -> list[SourceRecord]:
+        """Complete sources whose BM25 weights need rewriting: never weighted (an older store of raw term
+        frequencies), written with other k1/b, or with an average length more than ``max_drift`` (relative) off
+        the collection's current one."""
+        records = [r for r in self.manifest.all() if r.status == COMPLETE and r.count]
+        count = sum(r.count for r in records)
+        avgdl = sum(r.length for r in records) / count if count else 0.0
+        k1, b = self.encoder.k1, self.encoder.b
+        return [r for r in records if not r.weighted_with(k1, b) or abs(r.bm25_avgdl - avgdl) > self.max_drift * avgdl]
+
+    def reweight(self, force: bool = False, progress: bool = True) -> list[SourceResult]:
+        """Rewrite the BM25 weights of the `stale_weights` sources (all of them with ``force``) with the
+        collection's current average length: one scroll over the collection, the text re-tokenised, the sparse
+        vectors updated in place (dense vectors and payloads are not touched)."""
+        stale = {r.source: r for r in (self.manifest.all() if force else self.stale_weights()) if r.status == COMPLETE}
+        if not stale:
+            return []
+        lengths = self._lengths(stale) if any(r.length == 0 for r in stale.values()) else {}
+        records = {r.source: r for r in self.manifest.all() if r.status == COMPLETE}
+        total = sum(r.count for r in records.values())
+        avgdl = sum(lengths.get(name, r.length) for name, r in records.items()) / total
+        client = qdrant_client_of(self.store)
+        done: dict[str, int] = {}
+        with tqdm(total=sum(r.count for r in stale.values()), desc="reweighting BM25", unit="doc",
+                  disable=not progress) as bar:
+            for ids, batch in self._scroll_documents(set(stale)):
+                encoded = self.encoder.run(documents=batch, avgdl=avgdl)["documents"]
+                client.update_vectors(self.store.index, wait=True, points=[
+                    models.PointVectors(id=point_id, vector={SPARSE_VECTORS_NAME: models.SparseVector(
+                        indices=list(doc.sparse_embedding.indices), values=list(doc.sparse_embedding.values))})
+                    for point_id, doc in zip(ids, encoded, strict=True) if doc.sparse_embedding is not None])
+                for doc in batch:
+                    done[doc.meta["source"]] = done.get(doc.meta["source"], 0) + 1
+                bar.update(len(batch))
+        invalidate(self.store)
+        weighting = (self.encoder.k1, self.encoder.b, avgdl)
+        for name, record in stale.items():
+            self.manifest.reweighted(record, lengths.get(name, record.length), weighting)
+            logger.info("reweighted {source}: {count} documents", source=name, count=done.get(name, 0))
+        return [SourceResult(name, "reweighted", done.get(name, 0)) for name in stale]
+
+    def _lengths(self, sources: dict[str, SourceRecord]) -> dict[str, int]:
+        """The BM25 length of each of ``sources``, tokenised from the store (records from older versions lack it)."""
+        lengths: dict[str, int] = {}
+        for _, batch in self._scroll_documents(set(sources)):
+            for doc in batch:
+                lengths[doc.meta["source"]] = lengths.get(doc.meta["source"], 0) + sum(
+                    self.encoder.term_counts(doc).values())
+        return lengths
+
+    def _scroll_documents(self, sources: set[str], size: int = 2048) -> Iterable[tuple[list, list[Document]]]:
+        """The stored documents of ``sources`` in batches, with their point ids (one pass over the collection:
+        a filter per source would scan it each time in the embedded store)."""
+        client = qdrant_client_of(self.store)
+        offset = None
+        while True:
+            points, offset = client.scroll(self.store.index, limit=size, offset=offset, with_payload=True,
+                                           with_vectors=False)
+            chosen = [p for p in points if p.payload and (p.payload.get("meta") or {}).get("source") in sources]
+            if chosen:
+                yield ([p.id for p in chosen],
+                       [Document(content=p.payload.get("content"), meta=p.payload.get("meta") or {}) for p in chosen])
+            if offset is None:
+                return
 
 
 def _groups(pending: list[tuple[Source, str]]) -> Iterable[list[tuple[Source, str]]]:

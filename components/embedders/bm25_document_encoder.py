@@ -1,17 +1,21 @@
-"""JiebaBM25DocumentEncoder: attaches BM25 term statistics to documents as sparse vectors.
+"""JiebaBM25DocumentEncoder: attaches each document's BM25 weights to it as a sparse vector.
 
-Each document gets ``sparse_embedding`` = {term id: term frequency} over its jieba tokens. Raw term
-frequencies (not pre-weighted scores) are stored, so the BM25 weights (k1, b, average length, IDF) are
-computed at query time from whatever the store holds: adding documents never leaves stale weights.
+Each document gets ``sparse_embedding`` = {term id: ``tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))``} over its
+jieba tokens, the document side of Lucene's BM25 (as in Qdrant's own BM25 recipe). The store multiplies by
+the IDF itself (a sparse vector with ``modifier=idf``), so a query is just its terms' counts and the same score
+comes out of the in-process mirror, the embedded store and a Qdrant server. ``avgdl`` is the average length of
+the collection the documents join: ``corpus_count`` / ``corpus_length`` describe the rest of it (the
+`Indexer` keeps them in the source manifest and reweights when the average drifts).
 
 Usage::
 
     from haystack import Document
     from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 
-    encoder = JiebaBM25DocumentEncoder()
-    doc = encoder.run(documents=[Document(content="个人信息处理者应当取得个人同意")])["documents"][0]
-    print(doc.sparse_embedding.indices, doc.sparse_embedding.values)
+    encoder = JiebaBM25DocumentEncoder(k1=1.2, b=0.75)
+    result = encoder.run(documents=[Document(content="个人信息处理者应当取得个人同意")])
+    doc = result["documents"][0]
+    print(doc.sparse_embedding.indices, doc.sparse_embedding.values, result["lengths"], result["avgdl"])
 """
 
 
@@ -19,9 +23,9 @@ from collections import Counter
 from dataclasses import replace
 
 from haystack import Document, component
-from haystack.dataclasses import SparseEmbedding
 
 from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer, term_id
+from helpers.sparse_terms import bm25_vector
 
 
 def bm25_text(doc: Document, meta_fields: list[str]) -> str:
@@ -32,7 +36,7 @@ def bm25_text(doc: Document, meta_fields: list[str]) -> str:
 
 @component
 class JiebaBM25DocumentEncoder:
-    """Computes jieba term frequencies of each document and stores them as its sparse embedding.
+    """Computes the BM25 document weights of jieba terms and stores them as each document's sparse embedding.
 
     :param meta_fields_to_index: meta fields prepended to the content before tokenising (e.g. the law name,
         so that “民法典” in a query matches every article of the civil code).
@@ -41,6 +45,8 @@ class JiebaBM25DocumentEncoder:
     :param stopwords: stopword list path; ``None`` = the bundled list, ``""`` = none.
     :param char_ngrams: character n-gram sizes indexed besides the words (default unigrams and bigrams;
         ``[]`` = words only; must match the retriever's).
+    :param k1: term-frequency saturation (Lucene's default 1.2; higher = repeated terms count more).
+    :param b: length normalisation in [0, 1] (0 = none, 1 = full).
     """
 
     def __init__(
@@ -50,22 +56,41 @@ class JiebaBM25DocumentEncoder:
         user_dict: str | None = None,
         stopwords: str | None = None,
         char_ngrams: list[int] | None = None,
+        k1: float = 1.2,
+        b: float = 0.75,
     ) -> None:
+        if k1 <= 0 or not 0 <= b <= 1:
+            raise ValueError(f"need k1 > 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         self.meta_fields_to_index = meta_fields_to_index if meta_fields_to_index is not None else ["law", "chapter"]
         self.mode = mode
         self.user_dict = user_dict
         self.stopwords = stopwords
         self.char_ngrams = list(DEFAULT_CHAR_NGRAMS) if char_ngrams is None else list(char_ngrams)
+        self.k1 = k1
+        self.b = b
         self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords,
                                          char_ngrams=self.char_ngrams)
 
-    @component.output_types(documents=list[Document])
-    def run(self, documents: list[Document]) -> dict[str, list[Document]]:
-        """Return copies of ``documents`` with ``sparse_embedding`` set (documents with no terms get none)."""
-        output = []
-        for doc in documents:
-            counts = Counter(term_id(t) for t in self._tokenizer.tokenize(bm25_text(doc, self.meta_fields_to_index)))
-            indices = sorted(counts)
-            sparse = SparseEmbedding(indices=indices, values=[float(counts[i]) for i in indices]) if indices else None
-            output.append(replace(doc, sparse_embedding=sparse))
-        return {"documents": output}
+    def term_counts(self, doc: Document) -> Counter[int]:
+        """{term id: count} of the text BM25 sees for ``doc``."""
+        return Counter(term_id(t) for t in self._tokenizer.tokenize(bm25_text(doc, self.meta_fields_to_index)))
+
+    @component.output_types(documents=list[Document], lengths=list[int], avgdl=float)
+    def run(
+        self, documents: list[Document], corpus_count: int = 0, corpus_length: int = 0, avgdl: float | None = None
+    ) -> dict:
+        """Return copies of ``documents`` with ``sparse_embedding`` set (documents with no terms get none).
+
+        :param corpus_count: documents already in the collection besides these.
+        :param corpus_length: their total length in terms.
+        :param avgdl: the collection's average length, when known (then ``corpus_*`` are not used).
+        :returns: ``documents``, their ``lengths`` in terms (same order) and the ``avgdl`` the weights used.
+        """
+        counts = [self.term_counts(doc) for doc in documents]
+        lengths = [sum(c.values()) for c in counts]
+        if avgdl is None:
+            total_docs = corpus_count + len(documents)
+            avgdl = (corpus_length + sum(lengths)) / total_docs if total_docs else 0.0
+        output = [replace(doc, sparse_embedding=bm25_vector(c, avgdl or 1.0, self.k1, self.b))
+                  for doc, c in zip(documents, counts, strict=True)]
+        return {"documents": output, "lengths": lengths, "avgdl": avgdl}

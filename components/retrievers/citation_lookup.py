@@ -11,12 +11,11 @@ Usage::
 import re
 from typing import Any
 
-from haystack import Document, component
-from haystack.utils.filters import document_matches_filter
+from haystack import Document, component, default_to_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from document_store.collection_mirror import mirror_for
-from document_store.qdrant_store import StoreComponentSerialization
+from document_store.qdrant_store import from_dict_sharing_store
+from document_store.search_backend import Backend, Search, open_search
 from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.ranking import Ranking
 from helpers.statute_labels import LAW_NAME_PREFIX, article_no
@@ -28,15 +27,25 @@ CITATION_RE = re.compile(
 
 
 @component
-class CitationLookup(StoreComponentSerialization):
+class CitationLookup:
     """Finds the articles a query cites explicitly; a citation without a law name resolves only when the
     knowledge base (or the ``law`` filter) leaves a single law.
 
     :param document_store: the store written by the indexing pipeline.
+    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` (a payload filter on ``meta.key`` in Qdrant).
     """
 
-    def __init__(self, document_store: QdrantDocumentStore) -> None:
+    def __init__(self, document_store: QdrantDocumentStore, search_backend: str = "auto") -> None:
         self.document_store = document_store
+        self.search_backend = Backend.parse(search_backend).value
+        self._search: Search = open_search(document_store, self.search_backend)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, document_store=self.document_store.to_dict(), search_backend=self.search_backend)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CitationLookup":
+        return from_dict_sharing_store(cls, data)
 
     def _resolve_law(self, mention: str | None, laws: list[str], filters: dict[str, Any] | None) -> str | None:
         if mention:
@@ -52,10 +61,10 @@ class CitationLookup(StoreComponentSerialization):
         return laws[0] if len(laws) == 1 else None
 
     def find(self, query: str, filters: dict[str, Any] | None = None) -> list[Document]:
-        """The cited articles present in the knowledge base, in the order they are cited."""
-        mirror = mirror_for(self.document_store)
-        laws = mirror.laws()
-        found: list[Document] = []
+        """The cited articles present in the knowledge base (and allowed by ``filters``), in the order they are
+        cited: an explicitly cited article outside the filter is not evidence either."""
+        laws = self._search.laws()
+        keys: list[str] = []
         previous: str | None = None  # “民法典第5条和第6条”: the second citation inherits the law
         for match in CITATION_RE.finditer(query):
             law = self._resolve_law(match.group(1), laws, filters) if match.group(1) or not previous else previous
@@ -63,13 +72,10 @@ class CitationLookup(StoreComponentSerialization):
             if law is None:
                 continue
             try:
-                key = law + article_no(match.group(2), match.group(3))
+                keys.append(law + article_no(match.group(2), match.group(3)))
             except ValueError:
                 continue
-            doc = mirror.by_key.get(key)
-            if doc is not None and doc not in found and (not filters or document_matches_filter(filters, doc)):
-                found.append(doc)  # an explicitly cited article outside the filter is not evidence either
-        return found
+        return self._search.articles(keys, filters)
 
     @component.output_types(rankings=list[Ranking], documents=list[Document])
     def run(self, queries: list[str], filters: dict[str, Any] | None = None) -> dict[str, Any]:

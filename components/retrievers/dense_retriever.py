@@ -1,7 +1,8 @@
 """DenseRetriever: embeds each query and searches the dense vectors; one ranking per query.
 
-With the embedded store the search runs on the in-process `CollectionMirror` (exact cosine, as embedded Qdrant
-does); with a Qdrant server it uses `QdrantEmbeddingRetriever`.
+Where the search runs is the ``search_backend`` (`document_store.search_backend`): the in-process
+`CollectionMirror` (exact cosine, as embedded Qdrant does) or Qdrant itself (`QdrantEmbeddingRetriever`; HNSW on
+a server). ``auto`` = qdrant for a Qdrant server, else the mirror.
 
 Usage::
 
@@ -12,29 +13,27 @@ Usage::
 """
 
 
-from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component, default_to_dict
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.utils.filters import document_matches_filter
 from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersTextEmbedder
-from haystack_integrations.components.retrievers.qdrant import QdrantEmbeddingRetriever
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from document_store.collection_mirror import mirror_for
 from document_store.qdrant_store import from_dict_sharing_store
+from document_store.search_backend import Backend, Search, open_search
 from helpers.ranking import Ranking
 
 
 @component
 class DenseRetriever:
-    """Query embedding (the embedder adds the model's query prefix) + `QdrantEmbeddingRetriever`.
+    """Query embedding (the embedder adds the model's query prefix) + nearest neighbours in the store.
 
     :param document_store: the store written by the indexing pipeline.
     :param embedder: a text embedder configured like the indexing side's document embedder.
     :param top_k: documents per query.
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
+    :param search_backend: ``auto`` | ``mirror`` | ``qdrant``.
     """
 
     def __init__(
@@ -43,6 +42,7 @@ class DenseRetriever:
         embedder: SentenceTransformersTextEmbedder,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,
+        search_backend: str = "auto",
     ) -> None:
         if top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
@@ -50,10 +50,12 @@ class DenseRetriever:
         self.embedder = embedder
         self.top_k = top_k
         self.filters = filters
-        self._retriever = QdrantEmbeddingRetriever(document_store=document_store, top_k=top_k)
+        self.search_backend = Backend.parse(search_backend).value
+        self._search: Search = open_search(document_store, self.search_backend)
 
     def warm_up(self) -> None:
         self.embedder.warm_up()
+        self._search.warm_up()
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
@@ -62,6 +64,7 @@ class DenseRetriever:
             embedder=component_to_dict(self.embedder, "embedder"),
             top_k=self.top_k,
             filters=self.filters,
+            search_backend=self.search_backend,
         )
 
     @classmethod
@@ -80,11 +83,5 @@ class DenseRetriever:
         rankings = []
         for query in queries:
             embedding = self.embedder.run(text=query)["embedding"]
-            if self.document_store.path or self.document_store.location == ":memory:":
-                accept = (lambda doc: document_matches_filter(active, doc)) if active else None
-                hits = mirror_for(self.document_store).dense(embedding, top_k, accept)
-                docs = [replace(doc, score=score) for doc, score in hits]
-            else:  # a Qdrant server searches its own index
-                docs = self._retriever.run(query_embedding=embedding, top_k=top_k, filters=active)["documents"]
-            rankings.append(Ranking("dense", query, docs))
+            rankings.append(Ranking("dense", query, self._search.dense(embedding, top_k, active)))
         return {"documents": rankings[0].documents if rankings else [], "rankings": rankings}

@@ -1,4 +1,4 @@
-"""JiebaBM25Retriever: BM25 keyword recall with jieba segmentation over the Qdrant-stored term statistics.
+"""JiebaBM25Retriever: BM25 keyword recall with jieba segmentation over the BM25 weights stored in Qdrant.
 
 Usage::
 
@@ -11,15 +11,13 @@ Usage::
 """
 
 
-from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component, default_to_dict
-from haystack.utils.filters import document_matches_filter
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from document_store.collection_mirror import mirror_for
 from document_store.qdrant_store import from_dict_sharing_store
+from document_store.search_backend import Backend, Search, open_search
 from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
 from helpers.ranking import Ranking
 
@@ -28,42 +26,38 @@ from helpers.ranking import Ranking
 class JiebaBM25Retriever:
     """Scores documents with Lucene BM25 over jieba terms; one ranking per query.
 
-    The term frequencies are written by `JiebaBM25DocumentEncoder` at indexing time (Qdrant sparse vectors);
-    this retriever loads them once into an in-memory matrix (no per-query rebuild, reloaded when the
-    collection changes). Query and documents must use the same jieba ``mode`` and ``user_dict``.
+    The document side of BM25 (k1, b, length normalisation) is written by `JiebaBM25DocumentEncoder` at
+    indexing time as Qdrant sparse vectors; a query sends its terms' counts and the store's IDF modifier does
+    the rest. Where that runs is the ``search_backend`` (`document_store.search_backend`): the in-process
+    mirror, or Qdrant itself. Query and documents must use the same jieba ``mode`` and ``user_dict``.
 
     :param document_store: the `QdrantDocumentStore` written by the indexing pipeline.
     :param top_k: documents per query.
-    :param k1: term-frequency saturation (Lucene default 1.2; higher = repeated terms count more).
-    :param b: length normalisation in [0, 1] (0 = none, 1 = full).
     :param mode: jieba mode, ``search`` or ``accurate``.
     :param user_dict: jieba user dictionary path; ``None`` = the bundled legal terms.
     :param stopwords: stopword list path; ``None`` = the bundled list, ``""`` = none.
     :param char_ngrams: character n-gram sizes indexed besides the words (default unigrams and bigrams;
         ``[]`` = words only; must match the document encoder's).
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
+    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` (``auto``: qdrant for a server, else mirror).
     """
 
     def __init__(
         self,
         document_store: QdrantDocumentStore,
         top_k: int = 10,
-        k1: float = 1.2,
-        b: float = 0.75,
         mode: str = "search",
         user_dict: str | None = None,
         stopwords: str | None = None,
         char_ngrams: list[int] | None = None,
         filters: dict[str, Any] | None = None,
+        search_backend: str = "auto",
     ) -> None:
         if top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         self.document_store = document_store
         self.top_k = top_k
-        self.k1 = k1
-        self.b = b
+        self.search_backend = Backend.parse(search_backend).value
         self.mode = mode
         self.user_dict = user_dict
         self.stopwords = stopwords
@@ -71,14 +65,15 @@ class JiebaBM25Retriever:
         self.filters = filters
         self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords,
                                          char_ngrams=self.char_ngrams)
+        self._search: Search = open_search(document_store, self.search_backend)
 
     def warm_up(self) -> None:
-        """Load the BM25 matrix now rather than on the first query."""
-        mirror_for(self.document_store).refresh()
+        """Load the mirror (or connect to Qdrant) now rather than on the first query."""
+        self._search.warm_up()
 
     def to_dict(self) -> dict[str, Any]:
-        init = {k: getattr(self, k) for k in ("top_k", "k1", "b", "mode", "user_dict", "stopwords", "char_ngrams",
-                                                  "filters")}
+        init = {k: getattr(self, k) for k in ("top_k", "mode", "user_dict", "stopwords", "char_ngrams", "filters",
+                                              "search_backend")}
         return default_to_dict(self, document_store=self.document_store.to_dict(), **init)
 
     @classmethod
@@ -98,10 +93,5 @@ class JiebaBM25Retriever:
         """
         top_k = top_k or self.top_k
         active = filters if filters is not None else self.filters
-        accept = (lambda doc: document_matches_filter(active, doc)) if active else None
-        mirror = mirror_for(self.document_store)
-        rankings = []
-        for query in queries:
-            hits = mirror.bm25(self.tokenize(query), top_k, self.k1, self.b, accept)
-            rankings.append(Ranking("bm25", query, [replace(doc, score=score) for doc, score in hits]))
+        rankings = [Ranking("bm25", query, self._search.bm25(self.tokenize(query), top_k, active)) for query in queries]
         return {"documents": rankings[0].documents if rankings else [], "rankings": rankings}

@@ -1,5 +1,7 @@
 import logging
 import math
+from collections import Counter
+from dataclasses import replace
 
 import pytest
 from haystack import Document
@@ -11,8 +13,10 @@ from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
+from document_store.qdrant_store import qdrant_client_of
+from document_store.search_backend import open_search
 from harness.openai_server import ScriptedOpenAIServer
-from helpers.jieba_tokenizer import JiebaTokenizer
+from helpers.jieba_tokenizer import JiebaTokenizer, term_id
 from helpers.statute_labels import article_no
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
@@ -26,19 +30,25 @@ def keys(docs):
     return [d.meta["key"] for d in docs]
 
 
-def test_bm25_path(fixture_store):
-    out = JiebaBM25Retriever(document_store=fixture_store, top_k=3).run(queries=["机动车停放", "撤回同意"])
+@pytest.fixture(params=["mirror", "qdrant"])
+def backend(request) -> str:
+    """Every retrieval test runs on both search backends: the in-process mirror and Qdrant's own search."""
+    return request.param
+
+
+def test_bm25_path(fixture_store, backend):
+    out = JiebaBM25Retriever(document_store=fixture_store, top_k=3, search_backend=backend).run(queries=["机动车停放", "撤回同意"])
     assert keys(out["rankings"][0].documents)[0] == f"{LAW_B}第一条"
     assert keys(out["rankings"][1].documents)[0] == f"{LAW_A}第三条"
     assert out["documents"] == out["rankings"][0].documents
     assert all(r.path == "bm25" for r in out["rankings"])
 
 
-def test_bm25_character_ngrams_match_where_words_do_not(fixture_store):
+def test_bm25_character_ngrams_match_where_words_do_not(fixture_store, backend):
     # “停车” is one jieba word; the statute says “停放”: only the shared character “停” connects them
-    words_only = JiebaBM25Retriever(document_store=fixture_store, top_k=3, char_ngrams=[])
+    words_only = JiebaBM25Retriever(document_store=fixture_store, top_k=3, char_ngrams=[], search_backend=backend)
     assert words_only.run(queries=["停车"])["documents"] == []
-    out = JiebaBM25Retriever(document_store=fixture_store, top_k=3).run(queries=["停车"])
+    out = JiebaBM25Retriever(document_store=fixture_store, top_k=3, search_backend=backend).run(queries=["停车"])
     assert keys(out["documents"])[0] == f"{LAW_B}第一条"
 
 
@@ -50,16 +60,17 @@ def test_tokenizer_adds_marked_character_ngrams():
         JiebaTokenizer(char_ngrams=(0,))
 
 
-def test_dense_path(fixture_store, settings):
-    retriever = DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=2)
+def test_dense_path(fixture_store, settings, backend):
+    retriever = DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=2,
+                               search_backend=backend)
     retriever.warm_up()
     out = retriever.run(queries=["汽车可以随便停吗"])
     assert keys(out["documents"])[0] == f"{LAW_B}第一条"
 
 
 @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
-def test_filters_apply_on_every_path(fixture_store, settings, mode):
-    pipeline = build_retrieval_pipeline(fixture_store, settings, mode=mode, top_k=10)
+def test_filters_apply_on_every_path(fixture_store, settings, mode, backend):
+    pipeline = build_retrieval_pipeline(fixture_store, replace(settings, search_backend=backend), mode=mode, top_k=10)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["处理个人信息应当取得同意", "第一条"], filters=ONLY_B)
     assert docs and {d.meta["law"] for d in docs} == {LAW_B}
@@ -74,21 +85,23 @@ def test_filters_apply_on_every_path(fixture_store, settings, mode):
      ("第二条", []),  # two laws in the knowledge base: a bare article number is ambiguous
      ("不存在的法第一条", [])],
 )
-def test_exact_citation_lookup(fixture_store, query, expected):
-    assert keys(CitationLookup(document_store=fixture_store).find(query)) == expected
+def test_exact_citation_lookup(fixture_store, query, expected, backend):
+    assert keys(CitationLookup(document_store=fixture_store, search_backend=backend).find(query)) == expected
 
 
-def test_bare_article_number_resolves_with_a_law_filter(fixture_store):
-    assert keys(CitationLookup(document_store=fixture_store).find("第2条", ONLY_B)) == [f"{LAW_B}第二条"]
+def test_bare_article_number_resolves_with_a_law_filter(fixture_store, backend):
+    lookup = CitationLookup(document_store=fixture_store, search_backend=backend)
+    assert keys(lookup.find("第2条", ONLY_B)) == [f"{LAW_B}第二条"]
 
 
-def test_an_explicit_citation_outside_the_filter_is_not_returned(fixture_store, settings):
+def test_an_explicit_citation_outside_the_filter_is_not_returned(fixture_store, settings, backend):
     """Issue 19, bug 4: the lookup ignored filters, and its path weight put the cited article first anyway."""
     cited = "示例信息保护法第十三条是什么"
-    assert keys(CitationLookup(document_store=fixture_store).find(cited, ONLY_B)) == []
+    lookup = CitationLookup(document_store=fixture_store, search_backend=backend)
+    assert keys(lookup.find(cited, ONLY_B)) == []
     in_law_a = {"field": "meta.law", "operator": "==", "value": LAW_A}
-    assert keys(CitationLookup(document_store=fixture_store).find(cited, in_law_a)) == [f"{LAW_A}第十三条"]
-    pipeline = build_retrieval_pipeline(fixture_store, settings, top_k=10)
+    assert keys(lookup.find(cited, in_law_a)) == [f"{LAW_A}第十三条"]
+    pipeline = build_retrieval_pipeline(fixture_store, replace(settings, search_backend=backend), top_k=10)
     pipeline.warm_up()
     assert {d.meta["law"] for d in retrieve(pipeline, [cited], filters=ONLY_B)} <= {LAW_B}
 
@@ -98,12 +111,60 @@ def test_article_no_normalisation():
     assert article_no("十三", "一") == "第十三条之一"
 
 
-def test_citation_is_placed_first_in_the_pipeline(fixture_store, settings):
-    pipeline = build_retrieval_pipeline(fixture_store, settings, mode="hybrid", top_k=3)
+def test_citation_is_placed_first_in_the_pipeline(fixture_store, settings, backend):
+    pipeline = build_retrieval_pipeline(fixture_store, replace(settings, search_backend=backend), mode="hybrid",
+                                        top_k=3)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["示例交通法第2条讲了什么"])
     assert keys(docs)[0] == f"{LAW_B}第二条"
     assert "citation" in docs[0].meta["retrieval"]["paths"]
+
+
+def test_bm25_scores_are_lucene_bm25_on_both_backends(fixture_store, settings):
+    """Score = Σ idf · count · tf(k1+1)/(tf + k1(1 − b + b·dl/avgdl)), computed here from the raw text."""
+    encoder_terms = JiebaTokenizer(mode="search")
+    docs = sorted(fixture_store.filter_documents(), key=lambda d: d.meta["key"])
+    counts = {d.meta["key"]: Counter(term_id(t) for t in encoder_terms.tokenize(
+        "\n".join([*(str(d.meta[f]) for f in ("law", "chapter") if d.meta.get(f)), d.content or ""]))) for d in docs}
+    avgdl = sum(sum(c.values()) for c in counts.values()) / len(counts)
+    terms = encoder_terms.tokenize("撤回个人同意")
+    query = Counter(term_id(t) for t in terms)
+    k1, b = settings.bm25_k1, settings.bm25_b
+
+    def expected(key: str) -> float:
+        tf, dl = counts[key], sum(counts[key].values())
+        return sum(q * math.log1p((len(docs) - df + 0.5) / (df + 0.5)) * tf[t] * (k1 + 1)
+                   / (tf[t] + k1 * (1 - b + b * dl / avgdl))
+                   for t, q in query.items() if tf[t] for df in [sum(1 for c in counts.values() if c[t])])
+
+    matching = {k: expected(k) for k in counts if expected(k) > 0}
+    assert len(matching) >= 5
+    for name in ("mirror", "qdrant"):
+        hits = open_search(fixture_store, name).bm25(terms, top_k=len(docs))
+        assert {d.meta["key"]: d.score for d in hits} == pytest.approx(matching, rel=1e-5)
+
+
+def test_qdrant_backend_never_scrolls_the_collection(fixture_store, settings, monkeypatch):
+    """Issue 21: on the server-native path every search is a Qdrant query; nothing loads the collection."""
+    client = qdrant_client_of(fixture_store)
+
+    def no_scroll(*args, **kwargs):
+        raise AssertionError("the qdrant search backend scrolled the collection")
+
+    monkeypatch.setattr(client, "scroll", no_scroll)
+    pipeline = build_retrieval_pipeline(fixture_store, replace(settings, search_backend="qdrant"), top_k=5)
+    pipeline.warm_up()
+    docs = retrieve(pipeline, ["示例交通法第2条讲了什么", "机动车停放"], filters=ONLY_B)
+    assert keys(docs)[0] == f"{LAW_B}第二条" and {d.meta["law"] for d in docs} == {LAW_B}
+    assert keys(CitationLookup(document_store=fixture_store, search_backend="qdrant").find("示例信息保护法第十三条之一")) \
+        == [f"{LAW_A}第十三条之一"]
+    with pytest.raises(AssertionError, match="scrolled"):  # the mirror, by contrast, loads by scrolling
+        open_search(fixture_store, "mirror").bm25(["机动车"], top_k=1)
+
+
+def test_unknown_search_backend_is_refused_with_the_choices(fixture_store):
+    with pytest.raises(ValueError, match="auto, mirror, qdrant"):
+        JiebaBM25Retriever(document_store=fixture_store, search_backend="elastic")
 
 
 def test_llm_reranker_orders_by_probability_of_yes():

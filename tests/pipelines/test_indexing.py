@@ -84,8 +84,10 @@ def test_interrupted_run_is_detected_and_finished_by_the_next(store, settings, t
 
     monkeypatch.setattr(client, "upsert", real_upsert)
     results = Indexer(store, settings).index(file_sources(paths), progress=False)
+    # 员工手册's text is unchanged, but its BM25 weights were written when it was the whole collection: the
+    # average length moved by more than BM25_MAX_DRIFT, so they are rewritten
     assert sorted((r.source, r.action, r.count) for r in results) == [
-        ("file:其他.md", "resumed", 2), ("file:员工手册.md", "unchanged", 3)]
+        ("file:其他.md", "resumed", 2), ("file:员工手册.md", "reweighted", 3)]
     assert SourceManifest(store).incomplete() == []
     assert store.count_documents() == 5
 
@@ -177,12 +179,12 @@ def test_a_source_replaced_elsewhere_with_as_many_articles_reaches_every_mirror(
 
     Indexer(store, settings).index(file_sources([write(tmp_path / "员工手册.md", RULES_V1)]), progress=False)
     elsewhere = CollectionMirror(store)  # another process's mirror: this process's writes never invalidate it
-    assert [d.content for d, _ in elsewhere.bm25(["请假"], top_k=1, k1=1.2, b=0.75)] == ["员工请假需提前三天申请。"]
+    assert [d.content for d, _ in elsewhere.bm25(["请假"], top_k=1)] == ["员工请假需提前三天申请。"]
     Indexer(store, settings).index(file_sources([write(tmp_path / "员工手册.md", RULES_V3)]), progress=False)
     assert store.count_documents() == 3  # as many articles as before
     monkeypatch.setattr(collection_mirror, "RECHECK_SECONDS", 0.0)
-    assert elsewhere.bm25(["请假"], top_k=1, k1=1.2, b=0.75) == []
-    assert [d.content for d, _ in elsewhere.bm25(["远程", "办公"], top_k=1, k1=1.2, b=0.75)] == ["员工可以远程办公。"]
+    assert elsewhere.bm25(["请假"], top_k=1) == []
+    assert [d.content for d, _ in elsewhere.bm25(["远程", "办公"], top_k=1)] == ["员工可以远程办公。"]
 
 
 def test_the_writer_itself_invalidates_the_search_mirror(store, settings):
@@ -194,3 +196,105 @@ def test_the_writer_itself_invalidates_the_search_mirror(store, settings):
     pipeline = indexing.build_indexing_pipeline(store, settings)
     pipeline.run({"splitter": {"documents": [text_document(RULES_V2.encode(), "员工手册.md")]}})
     assert mirror_for(store).laws() == ["员工手册"]  # at once, not after the next periodic check
+
+
+SHORT = "# 短则\n第一条 禁止吸烟。\n第二条 保持安静。\n"
+LONG = "# 长则\n" + "".join(
+    f"第{n}条 用人单位应当依法建立和完善劳动规章制度，保障劳动者享有劳动权利、履行劳动义务，并对第{n}项事务作出书面记录。\n"
+    for n in "一二三四五六")
+
+
+def stored_sparse(store) -> dict[str, dict[int, float]]:
+    client = qdrant_client_of(store)
+    points, _ = client.scroll(store.index, limit=100, with_payload=True, with_vectors=True)
+    return {p.payload["meta"]["key"]: dict(zip(p.vector["text-sparse"].indices, p.vector["text-sparse"].values,
+                                               strict=True)) for p in points}
+
+
+def expected_sparse(store, settings) -> dict[str, dict[int, float]]:
+    """The weights a fresh encoder gives every stored article at the collection's current average length."""
+    from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
+
+    docs = store.filter_documents()
+    encoder = JiebaBM25DocumentEncoder(k1=settings.bm25_k1, b=settings.bm25_b)
+    lengths = encoder.run(documents=docs)["lengths"]
+    encoded = encoder.run(documents=docs, avgdl=sum(lengths) / len(lengths))["documents"]
+    return {d.meta["key"]: dict(zip(d.sparse_embedding.indices, d.sparse_embedding.values, strict=True))
+            for d in encoded}
+
+
+def assert_weights_current(store, settings):
+    stored, expected = stored_sparse(store), expected_sparse(store, settings)
+    assert stored.keys() == expected.keys()
+    for key, weights in expected.items():
+        assert stored[key] == pytest.approx(weights, rel=1e-5), key
+
+
+def test_bm25_weights_follow_the_collections_average_length(store, settings, tmp_path):
+    """Issue 21: the stored weights use the collection's avgdl; a source whose weights were written with an
+    average more than BM25_MAX_DRIFT off is reweighted in place (sparse vectors only) by the next index."""
+    Indexer(store, settings).index(file_sources([write(tmp_path / "短则.md", SHORT)]), progress=False)
+    assert_weights_current(store, settings)
+    client = qdrant_client_of(store)
+    dense_before = {p.id: p.vector["text-dense"] for p in client.scroll(store.index, with_vectors=True)[0]}
+    results = Indexer(store, settings).index(file_sources([write(tmp_path / "长则.md", LONG)]), progress=False)
+    assert sorted((r.source, r.action, r.count) for r in results) == [
+        ("file:短则.md", "reweighted", 2), ("file:长则.md", "added", 6)]
+    assert_weights_current(store, settings)
+    dense_after = {p.id: p.vector["text-dense"] for p in client.scroll(store.index, with_vectors=True)[0]}
+    assert {i: dense_after[i] for i in dense_before} == dense_before  # no re-embedding
+    records = SourceManifest(store).all()
+    avgdl = sum(r.length for r in records) / sum(r.count for r in records)
+    assert [r.bm25_avgdl for r in records] == pytest.approx([avgdl, avgdl])
+    assert Indexer(store, settings).stale_weights() == []
+
+
+def test_a_small_addition_leaves_the_other_weights_alone(store, settings, tmp_path):
+    Indexer(store, settings).index(file_sources([write(tmp_path / "长则.md", LONG)]), progress=False)
+    similar = "# 附则\n第一条 用人单位应当依法建立和完善劳动规章制度，保障劳动者享有劳动权利、履行劳动义务。\n"
+    results = Indexer(store, settings).index(file_sources([write(tmp_path / "附则.md", similar)]), progress=False)
+    assert [(r.source, r.action) for r in results] == [("file:附则.md", "added")]
+    drifted = replace(settings, bm25_max_drift=1e-6)  # with a tighter bound the same store needs reweighting
+    assert [r.source for r in Indexer(store, drifted).stale_weights()] == ["file:长则.md"]
+
+
+def test_changing_k1_reweights_everything_at_the_next_index(store, settings, tmp_path):
+    Indexer(store, settings).index(file_sources([write(tmp_path / "长则.md", LONG)]), progress=False)
+    other = replace(settings, bm25_k1=2.0)
+    results = Indexer(store, other).index([], progress=False)
+    assert [(r.source, r.action, r.count) for r in results] == [("file:长则.md", "reweighted", 6)]
+    assert_weights_current(store, other)
+    assert {(r.bm25_k1, r.bm25_b) for r in SourceManifest(store).all()} == {(2.0, settings.bm25_b)}
+
+
+def test_a_store_of_raw_term_frequencies_is_reweighted_by_the_next_index(store, settings, tmp_path):
+    """Stores written before issue 21 held raw term frequencies and manifest records without lengths."""
+    from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
+    from qdrant_client import models
+
+    from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
+    from document_store.source_manifest import SourceRecord
+
+    paths = [write(tmp_path / "短则.md", SHORT), write(tmp_path / "长则.md", LONG)]
+    Indexer(store, settings).index(file_sources(paths), progress=False)
+    client = qdrant_client_of(store)
+    encoder = JiebaBM25DocumentEncoder()
+    points, _ = client.scroll(store.index, limit=100, with_payload=True)
+    old_vectors = []
+    for point in points:
+        counts = encoder.term_counts(store.filter_documents({"field": "id", "operator": "==",
+                                                             "value": point.payload["id"]})[0])
+        old_vectors.append(models.PointVectors(id=point.id, vector={SPARSE_VECTORS_NAME: models.SparseVector(
+            indices=sorted(counts), values=[float(counts[i]) for i in sorted(counts)])}))
+    client.update_vectors(store.index, points=old_vectors, wait=True)
+    manifest = SourceManifest(store)
+    for record in manifest.all():  # an old record: no length, no BM25 parameters
+        manifest._put(SourceRecord(record.source, record.status, record.content_hash, record.count,
+                                   record.updated_at, record.embedding))
+    assert len(Indexer(store, settings).stale_weights()) == 2
+
+    results = Indexer(store, settings).index(file_sources(paths), progress=False)
+    assert sorted((r.source, r.action) for r in results) == [("file:短则.md", "reweighted"),
+                                                              ("file:长则.md", "reweighted")]
+    assert_weights_current(store, settings)
+    assert {r.length > 0 for r in SourceManifest(store).all()} == {True}

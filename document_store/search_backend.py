@@ -1,0 +1,163 @@
+"""Where a knowledge base is searched: the in-process `CollectionMirror`, or Qdrant itself.
+
+Both answer the same four questions (BM25 over the stored weights, dense nearest neighbours, articles by key,
+the laws present) with the same scores; they differ in where the work and the memory are:
+
+- ``mirror``: the collection is loaded once per process and searched with numpy (fast on one machine; memory
+  grows with the collection, in every worker).
+- ``qdrant``: every search is a Qdrant query (qdrant-haystack's sparse and dense retrievers, a payload filter
+  for citations, a facet for the law names); nothing is loaded, so a Qdrant server can hold collections far
+  larger than one process, shared by many workers. Filters go to Qdrant on every path.
+
+``auto`` (the default) is ``qdrant`` for a Qdrant server (``QDRANT_URL``) and ``mirror`` for the embedded store.
+
+Usage::
+
+    from document_store.search_backend import open_search
+    search = open_search(store, "qdrant")
+    search.bm25(["个人信息", "同意"], top_k=10)        # [Document, ...] with scores
+    search.articles(["中华人民共和国民法典第一千零三十二条"])
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from enum import Enum
+from typing import Any, Protocol
+
+from haystack import Document
+from haystack.utils.filters import document_matches_filter
+from haystack_integrations.components.retrievers.qdrant import (
+    QdrantEmbeddingRetriever,
+    QdrantSparseEmbeddingRetriever,
+)
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from haystack_integrations.document_stores.qdrant.converters import convert_qdrant_point_to_haystack_document
+from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
+
+from document_store.collection_mirror import RECHECK_SECONDS, mirror_for
+from document_store.qdrant_store import qdrant_client_of
+from helpers.sparse_terms import query_vector
+
+LAW_FACET_LIMIT = 100_000  # distinct law names a knowledge base may hold
+
+
+class Backend(str, Enum):
+    """The search backends; ``auto`` picks by the store (see the module docstring)."""
+
+    AUTO = "auto"
+    MIRROR = "mirror"
+    QDRANT = "qdrant"
+
+    @classmethod
+    def parse(cls, name: str) -> Backend:
+        try:
+            return cls(name)
+        except ValueError:
+            raise ValueError(f"unknown search backend {name!r}; choose one of "
+                             f"{', '.join(b.value for b in cls)}") from None
+
+
+def resolve_backend(store: QdrantDocumentStore, name: str) -> Backend:
+    """The backend ``name`` means for ``store``: ``auto`` is ``qdrant`` for a server, ``mirror`` otherwise."""
+    backend = Backend.parse(name)
+    if backend is Backend.AUTO:
+        return Backend.QDRANT if store.url else Backend.MIRROR
+    return backend
+
+
+class Search(Protocol):
+    """What the retrievers ask of a knowledge base."""
+
+    def warm_up(self) -> None: ...
+    def bm25(self, terms: list[str], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]: ...
+    def dense(self, embedding: list[float], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]: ...
+    def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]: ...
+    def laws(self) -> list[str]: ...
+
+
+class MirrorSearch:
+    """Searches the process's `CollectionMirror` of the store (filters applied to the candidates)."""
+
+    def __init__(self, store: QdrantDocumentStore) -> None:
+        self.store = store
+
+    def warm_up(self) -> None:
+        mirror_for(self.store).refresh()
+
+    def bm25(self, terms: list[str], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
+        hits = mirror_for(self.store).bm25(terms, top_k, _accept(filters))
+        return [replace(doc, score=score) for doc, score in hits]
+
+    def dense(self, embedding: list[float], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
+        hits = mirror_for(self.store).dense(embedding, top_k, _accept(filters))
+        return [replace(doc, score=score) for doc, score in hits]
+
+    def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]:
+        mirror = mirror_for(self.store)
+        mirror.refresh()
+        found = (mirror.by_key.get(key) for key in dict.fromkeys(keys))
+        return [doc for doc in found if doc is not None and (not filters or document_matches_filter(filters, doc))]
+
+    def laws(self) -> list[str]:
+        return mirror_for(self.store).laws()
+
+
+class QdrantSearch:
+    """Searches in Qdrant: BM25 as a sparse query (the IDF modifier applies the IDF), dense by Qdrant's index
+    (HNSW on a server), citations as a payload filter on ``meta.key``, law names by a facet."""
+
+    def __init__(self, store: QdrantDocumentStore) -> None:
+        self.store = store
+        self._sparse = QdrantSparseEmbeddingRetriever(document_store=store)
+        self._dense = QdrantEmbeddingRetriever(document_store=store)
+        self._laws: list[str] = []
+        self._laws_read = -RECHECK_SECONDS
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        qdrant_client_of(self.store)
+
+    def bm25(self, terms: list[str], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
+        vector = query_vector(terms)
+        if vector is None:
+            return []
+        return self._sparse.run(query_sparse_embedding=vector, top_k=top_k, filters=filters)["documents"]
+
+    def dense(self, embedding: list[float], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
+        return self._dense.run(query_embedding=embedding, top_k=top_k, filters=filters)["documents"]
+
+    def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]:
+        keys = list(dict.fromkeys(keys))
+        if not keys:
+            return []
+        wanted: dict[str, Any] = {"field": "meta.key", "operator": "in", "value": keys}
+        condition = {"operator": "AND", "conditions": [wanted, filters]} if filters else wanted
+        points = qdrant_client_of(self.store).query_points(
+            self.store.index, query_filter=convert_filters_to_qdrant(condition), limit=len(keys),
+            with_payload=True, with_vectors=False,
+        ).points
+        by_key = {doc.meta.get("key"): doc for doc in
+                  (convert_qdrant_point_to_haystack_document(p, use_sparse_embeddings=True) for p in points)}
+        return [replace(by_key[key], score=None) for key in keys if key in by_key]
+
+    def laws(self) -> list[str]:
+        """Distinct law names, from a facet on the payload index (re-read every few seconds)."""
+        with self._lock:
+            if time.monotonic() - self._laws_read > RECHECK_SECONDS:
+                hits = qdrant_client_of(self.store).facet(self.store.index, key="meta.law", limit=LAW_FACET_LIMIT,
+                                                          exact=True).hits
+                self._laws = sorted(str(hit.value) for hit in hits)
+                self._laws_read = time.monotonic()
+            return self._laws
+
+
+def open_search(store: QdrantDocumentStore, name: str = "auto") -> Search:
+    """The `Search` for ``store`` by backend name (``auto`` | ``mirror`` | ``qdrant``)."""
+    return QdrantSearch(store) if resolve_backend(store, name) is Backend.QDRANT else MirrorSearch(store)
+
+
+def _accept(filters: dict[str, Any] | None):
+    return (lambda doc: document_matches_filter(filters, doc)) if filters else None
