@@ -1,9 +1,13 @@
 """Retrieval benchmark on STARD: BM25, dense, hybrid RRF and hybrid + rerank over all current articles.
 
 Reuses the store built by benchmarks/indexing.py (``DATA_DIR/corpus_qdrant``, collection ``statutes_all``) and
-indexes whatever is missing first. Writes a Markdown report.
+indexes whatever is missing first (and reweights BM25 where the stored weights are out of date). Writes a
+Markdown report. ``--backend`` chooses where searches run (`document_store.search_backend`); ``both`` runs BM25,
+dense and hybrid on the mirror and on Qdrant's own search and compares them.
 
     .venv/bin/python benchmarks/retrieval.py [--queries PATH] [--out PATH] [--rerank-sample N] [--limit N]
+    .venv/bin/python benchmarks/retrieval.py --backend both --folds 0 --rerank-sample 0 --weights 0.5 \
+        --out benchmarks/reports/retrieval_backends.md
 """
 
 from __future__ import annotations
@@ -108,6 +112,18 @@ per fold mean ± standard deviation. The reranker row uses the configured BM25 w
 """
 
 
+def compare_backends(rows: dict[str, dict[str, tuple[dict[str, float], list[float]]]]) -> str:
+    """The same systems on the mirror and on Qdrant: R@10, MRR@10, their differences and latencies."""
+    lines = [("| system | R@10 mirror | R@10 qdrant | Δ | MRR@10 mirror | MRR@10 qdrant | Δ | p50 ms mirror | "
+             "p50 ms qdrant | p95 ms qdrant |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, by_backend in rows.items():
+        (m, m_times), (q, q_times) = by_backend["mirror"], by_backend["qdrant"]
+        lines.append(f"| {name} | {m['R@10']:.3f} | {q['R@10']:.3f} | {q['R@10'] - m['R@10']:+.3f} | "
+                     f"{m['MRR@10']:.3f} | {q['MRR@10']:.3f} | {q['MRR@10'] - m['MRR@10']:+.3f} | "
+                     f"{percentile(m_times, 50):.1f} | {percentile(q_times, 50):.1f} | {percentile(q_times, 95):.1f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
@@ -116,6 +132,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries (0 = all)")
     parser.add_argument("--folds", type=int, default=5, help="cross-validate the trained models (0 = skip)")
     parser.add_argument("--weights", default="1,0.75,0.5,0.35,0.25", help="BM25 RRF weights compared (dense: 1)")
+    parser.add_argument("--backend", choices=["mirror", "qdrant", "both"], default="mirror",
+                        help="where searches run (both = compare them)")
     args = parser.parse_args()
     queries = load_queries(args.queries)
     if args.limit:
@@ -125,22 +143,30 @@ def main() -> None:
     store = open_document_store(settings)
     manifest = SourceManifest(store)
     sources = law_sources(["all"])
+    indexer = Indexer(store, settings)
     if manifest.incomplete() or len(manifest.all()) < len(sources):
-        Indexer(store, settings).index(sources)
+        indexer.index(sources)
+    indexer.reweight()  # a store written before BM25 weights were stored, or whose average length drifted
     print(f"store: {store.count_documents()} documents")
 
     lines = []
     other_weights = [float(w) for w in args.weights.split(",") if float(w) != settings.bm25_weight]
+    backends = ["mirror", "qdrant"] if args.backend == "both" else [args.backend]
     systems = [("bm25", "bm25", settings), ("dense", "dense", settings),
                (f"hybrid (BM25 weight {settings.bm25_weight:g})", "hybrid", settings)] + [
         (f"hybrid, BM25 weight {w:g}", "hybrid", dataclasses.replace(settings, bm25_weight=w)) for w in other_weights]
-    for name, mode, system_settings in systems:
-        pipeline = build_retrieval_pipeline(store, system_settings, mode=mode, top_k=100)
-        pipeline.warm_up()
-        retrieve(pipeline, ["预热"], top_k=100)  # first-query costs (jieba dictionary, mirror load) not timed
-        metrics, latencies, _ = evaluate(pipeline, queries)
-        lines.append(row(name, metrics, latencies, len(queries)))
-        print(lines[-1])
+    compared: dict[str, dict[str, tuple[dict[str, float], list[float]]]] = {}
+    for backend in backends:
+        for name, mode, system_settings in systems:
+            pipeline = build_retrieval_pipeline(store, dataclasses.replace(system_settings, search_backend=backend),
+                                                mode=mode, top_k=100)
+            pipeline.warm_up()
+            retrieve(pipeline, ["预热"], top_k=100)  # first-query costs (jieba dictionary, mirror load) not timed
+            metrics, latencies, _ = evaluate(pipeline, queries)
+            label = f"{name} [{backend}]" if len(backends) > 1 else name
+            lines.append(row(label, metrics, latencies, len(queries)))
+            compared.setdefault(name, {})[backend] = (metrics, latencies)
+            print(lines[-1], flush=True)
 
     rerank_lines = []
     if args.rerank_sample:
@@ -157,6 +183,15 @@ def main() -> None:
     cv_part = cross_validated(settings, args.queries, args.limit, args.weights) if args.folds else "not run"
 
     header = "| system | queries | " + " | ".join(COLUMNS) + " | p50 ms | p95 ms |\n|" + "---|" * (len(COLUMNS) + 4)
+    backend_part = f"""
+## Search backends: the in-process mirror and Qdrant's own search
+
+The same store and queries; `mirror` searches an in-process copy of the collection, `qdrant` sends every search to
+Qdrant (here qdrant-client's local mode, which answers the same queries as a server but scores sparse vectors in
+Python: its latency is not a server's).
+
+{compare_backends(compared)}
+""" if len(backends) > 1 else ""
     report = f"""# Retrieval benchmark (STARD)
 
 Command: `.venv/bin/python benchmarks/retrieval.py {' '.join(sys.argv[1:])}`
@@ -169,7 +204,7 @@ RRF: k = 60, ranks start at 1; each path contributes its top {CANDIDATES_PER_PAT
 
 {header}
 {chr(10).join(lines)}
-
+{backend_part}
 ## Reranking (fixed random sample, seed 0)
 
 {header if rerank_lines else 'not run'}

@@ -96,6 +96,15 @@ class SourceManifest:
         records = [r for r in self.all() if r.status == COMPLETE and r.source not in exclude]
         return sum(r.count for r in records), sum(r.length for r in records)
 
+    def stale_weights(self, k1: float, b: float, max_drift: float) -> list[SourceRecord]:
+        """Complete sources whose BM25 weights need rewriting: never weighted (an older store of raw term
+        frequencies), written with other k1/b, or with an average length more than ``max_drift`` (relative) off
+        the collection's current one."""
+        records = [r for r in self.all() if r.status == COMPLETE and r.count]
+        count = sum(r.count for r in records)
+        avgdl = sum(r.length for r in records) / count if count else 0.0
+        return [r for r in records if not r.weighted_with(k1, b) or abs(r.bm25_avgdl - avgdl) > max_drift * avgdl]
+
     def other_embeddings(self, embedding: str) -> list[SourceRecord]:
         """Complete sources whose vectors another embedder made (queries against them would be mismatched)."""
         return [r for r in self.all() if r.status == COMPLETE and r.embedding != embedding]

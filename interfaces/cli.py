@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipelines {setup,train,index,search,ask,stats,laws,export-yaml,demo}``.
+"""Command line: ``python -m pipelines {setup,train,index,reweight,search,ask,stats,laws,export-yaml,demo}``.
 
 Usage::
 
@@ -71,6 +71,22 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
         store.close()
 
 
+def cmd_reweight(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.indexing import Indexer
+
+    store = open_document_store(settings, args.collection)
+    try:
+        started = time.perf_counter()
+        results = Indexer(store, settings).reweight(force=args.force, progress=not args.quiet)
+        for result in results:
+            print(f"{result.action:10s} {result.count:6d}  {result.source}")
+        print(f"BM25 weights of {len(results)} source(s) rewritten in '{store.index}' "
+              f"({time.perf_counter() - started:.1f} s)" if results else
+              f"the BM25 weights of '{store.index}' are current (within BM25_MAX_DRIFT={settings.bm25_max_drift:g})")
+    finally:
+        store.close()
+
+
 def _warn_incomplete(manifest: SourceManifest, settings: Settings) -> None:
     """Warn about sources a query would not see correctly: interrupted ones and ones embedded by another model."""
     from pipelines.embedders import embedding_fingerprint
@@ -78,6 +94,10 @@ def _warn_incomplete(manifest: SourceManifest, settings: Settings) -> None:
     for record in manifest.incomplete():
         print(f"warning: {record.source} was interrupted during indexing; results may be incomplete. "
               "Re-run `python -m pipelines index` to finish it.", file=sys.stderr)
+    if drifted := manifest.stale_weights(settings.bm25_k1, settings.bm25_b, settings.bm25_max_drift):
+        print(f"warning: the BM25 weights of {len(drifted)} source(s) are out of date (an older store, other "
+              "BM25_K1/BM25_B, or a collection whose average length has moved), so keyword search ranks them "
+              "wrongly. Run `python -m pipelines reweight` (or the next `index`) to rewrite them.", file=sys.stderr)
     if stale := manifest.other_embeddings(embedding_fingerprint(settings)):
         print(f"warning: {len(stale)} source(s) were embedded with another embedding model or settings (dense "
               "vectors or BM25 terms) than the current ones, so retrieval on them is unreliable. Re-run "
@@ -243,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--files", nargs="*", help=".txt/.md files")
     index.add_argument("--collection", help="knowledge base (Qdrant collection) name")
     index.add_argument("--quiet", action="store_true", help="no progress bar")
+    reweight = sub.add_parser("reweight", help="rewrite out-of-date BM25 weights in place (no re-embedding)")
+    reweight.add_argument("--collection", help="knowledge base (Qdrant collection) name")
+    reweight.add_argument("--force", action="store_true", help="rewrite every source's weights")
+    reweight.add_argument("--quiet", action="store_true", help="no progress bar")
     search = sub.add_parser("search", help="retrieve articles for a query")
     search.add_argument("query")
     search.add_argument("--mode", choices=["bm25", "dense", "hybrid"], default="hybrid")
@@ -267,8 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
-    "setup": cmd_setup, "train": cmd_train, "index": cmd_index, "search": cmd_search, "stats": cmd_stats,
-    "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
+    "setup": cmd_setup, "train": cmd_train, "index": cmd_index, "reweight": cmd_reweight, "search": cmd_search,
+    "stats": cmd_stats, "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
     "serve": cmd_serve,
 }
 

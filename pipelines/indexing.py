@@ -186,14 +186,8 @@ class Indexer:
 
 
     def stale_weights(self) -> list[SourceRecord]:
-        """Complete sources whose BM25 weights need rewriting: never weighted (an older store of raw term
-        frequencies), written with other k1/b, or with an average length more than ``max_drift`` (relative) off
-        the collection's current one."""
-        records = [r for r in self.manifest.all() if r.status == COMPLETE and r.count]
-        count = sum(r.count for r in records)
-        avgdl = sum(r.length for r in records) / count if count else 0.0
-        k1, b = self.encoder.k1, self.encoder.b
-        return [r for r in records if not r.weighted_with(k1, b) or abs(r.bm25_avgdl - avgdl) > self.max_drift * avgdl]
+        """Sources whose BM25 weights the next `reweight` rewrites (see `SourceManifest.stale_weights`)."""
+        return self.manifest.stale_weights(self.encoder.k1, self.encoder.b, self.max_drift)
 
     def reweight(self, force: bool = False, progress: bool = True) -> list[SourceResult]:
         """Rewrite the BM25 weights of the `stale_weights` sources (all of them with ``force``) with the

@@ -35,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -43,6 +44,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, mean_metrics, percentile, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
+from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from document_store.collection_mirror import mirror_for
@@ -52,7 +54,6 @@ from pipelines.retrieval import CANDIDATES_PER_PATH, PATH_WEIGHTS
 from pipelines.stores import open_document_store
 
 RRF_K = 60
-K1, B = 1.2, 0.75
 COLUMNS = ["R@1", "R@5", "R@10", "R@100", "MRR@10", "nDCG@10"]
 DENSE_GRID = [(beta, m) for m in (3, 5) for beta in (0.3, 0.5, 1.0)]
 BM25_GRID = [(alpha, n, m) for m in (3, 5) for n in (10, 20) for alpha in (0.3, 0.5)]
@@ -73,14 +74,26 @@ class Engine:
         mirror.refresh()
         self.columns = mirror._columns
         self.idf = mirror._idf
-        self.weights = mirror._bm25_weights(K1, B)  # documents × terms, csc
-        self.tf = mirror._tf.tocsr()
+        self.weights = mirror._weights  # documents × terms, csc: the stored BM25 document weights
+        self.tf = self._term_frequencies(mirror)
         self.lengths = np.asarray(self.tf.sum(axis=1)).ravel()
         self.dense_matrix = mirror._dense
         self.keys = [str(d.meta.get("key") or d.id) for d in mirror.documents]
         self.row_of: dict[str, int] = {}
         for row, key in enumerate(self.keys):
             self.row_of.setdefault(key, row)
+
+    def _term_frequencies(self, mirror) -> sparse.csr_matrix:
+        """Raw term counts for RM3, re-tokenised as indexing does (the store holds BM25 weights, not counts)."""
+        encoder = JiebaBM25DocumentEncoder()
+        rows, cols, values = [], [], []
+        for row, doc in enumerate(mirror.documents):
+            for term, count in encoder.term_counts(doc).items():
+                if term in self.columns:
+                    rows.append(row)
+                    cols.append(self.columns[term])
+                    values.append(float(count))
+        return sparse.csr_matrix((values, (rows, cols)), shape=self.weights.shape)
 
     def query_terms(self, terms: list[str]) -> dict[int, float]:
         counts = Counter(self.columns.get(term_id(t)) for t in terms)

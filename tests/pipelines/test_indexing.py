@@ -298,3 +298,23 @@ def test_a_store_of_raw_term_frequencies_is_reweighted_by_the_next_index(store, 
                                                               ("file:长则.md", "reweighted")]
     assert_weights_current(store, settings)
     assert {r.length > 0 for r in SourceManifest(store).all()} == {True}
+
+
+def test_reweight_command_and_the_out_of_date_warning(store, settings, tmp_path, capsys):
+    from document_store.source_manifest import SourceRecord
+
+    Indexer(store, settings).index(file_sources([write(tmp_path / "员工手册.md", RULES_V1)]), progress=False)
+    manifest = SourceManifest(store)
+    record = manifest.all()[0]
+    manifest._put(SourceRecord(record.source, record.status, record.content_hash, record.count, record.updated_at,
+                               record.embedding))  # as an older version wrote it: raw term frequencies
+    store.close()
+    assert main(["stats"]) == 0
+    assert "BM25 weights of 1 source(s) are out of date" in capsys.readouterr().err
+    assert main(["reweight", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "reweighted      3  file:员工手册.md" in out and "of 1 source(s) rewritten" in out
+    assert main(["reweight", "--quiet"]) == 0
+    assert "are current" in capsys.readouterr().out
+    assert main(["stats"]) == 0
+    assert "out of date" not in capsys.readouterr().err
