@@ -1,0 +1,262 @@
+"""Scale benchmark: store size, build throughput, process memory and query latency at growing collection sizes, on
+both search backends (`document_store.search_backend`: the in-process mirror and Qdrant's own search).
+
+The first size is the real corpus (every current article, with the dense vectors of the benchmark store built by
+benchmarks/indexing.py). Larger sizes add synthetic articles made by recombining real ones: the first half of one
+article's sentences and the second half of another's, in laws named 合成法NNNNN (100 articles each). A synthetic
+article's dense vector is the normalised sum of its two parents' (no embedding: this measures capacity, not
+quality; embedding throughput is in reports/indexing.md). BM25 weights are computed by the indexing encoder over
+the whole collection.
+
+Each (size, backend) is measured in a fresh child process: RSS after the query embedder is loaded, after the store
+is opened, after the backend is warmed up, and after the queries; latency per query of BM25, dense, hybrid and an
+exact citation through the retrieval pipeline. Stores are kept under ``DATA_DIR/scale`` and reused.
+
+    .venv/bin/python benchmarks/scale.py [--sizes 23490,100000] [--queries 20] [--max-minutes 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np
+import psutil
+from haystack import Document
+from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME
+
+from benchmarks.indexing import bench_settings
+from benchmarks.metrics import load_queries, percentile
+from benchmarks.retrieval import DEFAULT_QUERIES
+from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
+from components.writers.qdrant_point_writer import QdrantPointWriter
+from config.settings import Settings
+from document_store.qdrant_store import qdrant_client_of
+from helpers.chinese_numerals import int_to_cn
+from helpers.sparse_terms import bm25_vector
+from pipelines.retrieval import build_retrieval_pipeline, retrieve
+from pipelines.stores import open_document_store
+
+MIB = 1024 * 1024
+PER_LAW = 100
+BACKENDS = ("mirror", "qdrant")
+
+
+def real_articles(settings: Settings) -> list[Document]:
+    """Every article of the benchmark store, with its dense vector."""
+    store = open_document_store(settings)
+    try:
+        client = qdrant_client_of(store)
+        docs, offset = [], None
+        while True:
+            points, offset = client.scroll(store.index, limit=2048, offset=offset, with_payload=True,
+                                           with_vectors=[DENSE_VECTORS_NAME])
+            for p in points:
+                payload = p.payload or {}
+                docs.append(Document(id=payload["id"], content=payload.get("content"), meta=payload.get("meta", {}),
+                                     embedding=list(p.vector[DENSE_VECTORS_NAME])))
+            if offset is None:
+                return sorted(docs, key=lambda d: d.id)
+    finally:
+        store.close()
+
+
+def synthetic(real: list[Document], count: int, seed: int = 0) -> list[Document]:
+    """``count`` articles recombined from pairs of real ones (see the module docstring)."""
+    rng = random.Random(seed)
+    out = []
+    for j in range(count):
+        a, b = rng.choice(real), rng.choice(real)
+        first = [s for s in (a.content or "").split("。") if s]
+        second = [s for s in (b.content or "").split("。") if s]
+        text = "。".join(first[: max(1, len(first) // 2)] + second[len(second) // 2:]) + "。"
+        law, number = f"合成法{j // PER_LAW:05d}", f"第{int_to_cn(j % PER_LAW + 1)}条"
+        vector = np.asarray(a.embedding) + np.asarray(b.embedding)
+        out.append(Document(content=text, embedding=(vector / np.linalg.norm(vector)).tolist(), meta={
+            "law": law, "article_no": number, "key": law + number, "chapter": None, "section": None,
+            "source": f"synthetic:{law}", "status": "现行有效"}))
+    return out
+
+
+def build(path: Path, size: int, real: list[Document], settings: Settings) -> dict[str, float]:
+    """A store of ``size`` articles at ``path`` (reused when it already holds them)."""
+    location = dataclasses.replace(settings, qdrant_path=path, collection="scale")
+    marker = path / "built.json"
+    if marker.is_file() and json.loads(marker.read_text())["size"] == size:
+        return json.loads(marker.read_text())
+    shutil.rmtree(path, ignore_errors=True)
+    docs = real[:size] + synthetic(real, max(0, size - len(real)))
+    encoder = JiebaBM25DocumentEncoder(k1=settings.bm25_k1, b=settings.bm25_b)
+    started = time.perf_counter()
+    counts: list[Counter[int]] = [encoder.term_counts(d) for d in docs]
+    avgdl = sum(sum(c.values()) for c in counts) / len(counts)
+    docs = [dataclasses.replace(d, sparse_embedding=bm25_vector(c, avgdl, encoder.k1, encoder.b))
+            for d, c in zip(docs, counts, strict=True)]
+    weighting_s = time.perf_counter() - started
+    store = open_document_store(location)
+    started = time.perf_counter()
+    writer = QdrantPointWriter(document_store=store)
+    for start in range(0, len(docs), 4096):
+        writer.run(documents=docs[start:start + 4096])
+    write_s = time.perf_counter() - started
+    stored = store.count_documents()
+    store.close()
+    sparse_nnz = statistics.mean(len(d.sparse_embedding.indices) for d in docs if d.sparse_embedding)
+    payload = statistics.mean(len(json.dumps({"content": d.content, "meta": d.meta}, ensure_ascii=False).encode())
+                              for d in docs)
+    disk = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    built = {"size": stored, "weighting_s": weighting_s, "write_s": write_s, "disk_bytes": disk,
+             "sparse_nnz": sparse_nnz, "payload_bytes": payload, "dense_bytes": 4 * len(docs[0].embedding)}
+    marker.write_text(json.dumps(built))
+    return built
+
+
+def rss() -> float:
+    return psutil.Process().memory_info().rss / MIB
+
+
+def measure(path: Path, backend: str, queries: list[str]) -> dict:
+    """Run in a child process: memory stages and per-query latencies for one store and backend."""
+    settings = dataclasses.replace(bench_settings(), qdrant_path=path, collection="scale", search_backend=backend)
+    memory = {"start": rss()}
+    started = time.perf_counter()
+    store = open_document_store(settings)
+    memory["store_opened"], open_s = rss(), time.perf_counter() - started
+    pipelines = {mode: build_retrieval_pipeline(store, settings, mode=mode, top_k=10)
+                 for mode in ("bm25", "dense", "hybrid")}
+    for pipeline in pipelines.values():  # the query embedder and jieba loaded, the backend not yet used
+        if "dense" in pipeline.graph.nodes:
+            embedder = pipeline.get_component("dense").embedder
+            embedder.warm_up()
+            embedder.run(text="预热")
+        if "bm25" in pipeline.graph.nodes:
+            pipeline.get_component("bm25").tokenize("预热")
+    memory["components_ready"] = rss()
+    started = time.perf_counter()
+    for pipeline in pipelines.values():
+        pipeline.warm_up()
+        retrieve(pipeline, ["个人信息同意"], top_k=10)
+    memory["backend_warm"], warm_s = rss(), time.perf_counter() - started
+    latency: dict[str, list[float]] = {mode: [] for mode in pipelines}
+    latency["citation"] = []
+    cited = 0
+    for query in queries:
+        for mode, pipeline in pipelines.items():
+            started = time.perf_counter()
+            retrieve(pipeline, [query], top_k=10)
+            latency[mode].append(1000 * (time.perf_counter() - started))
+    for query in ("中华人民共和国民法典第一千零三十二条", "个人信息保护法第13条是什么"):
+        started = time.perf_counter()
+        docs = retrieve(pipelines["hybrid"], [query], top_k=10)
+        latency["citation"].append(1000 * (time.perf_counter() - started))
+        cited += bool(docs and "citation" in docs[0].meta["retrieval"]["paths"])
+    memory["after_queries"] = rss()
+    memory["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    store.close()
+    return {"memory": memory, "open_s": open_s, "warm_s": warm_s, "latency": latency, "cited": cited}
+
+
+def report(rows: list[dict], args: argparse.Namespace) -> str:
+    build_lines = [("| articles | BM25 weighting s | write s | writes/s | disk MiB | bytes/article on disk | "
+                   "dense B | sparse terms | sparse B | payload B |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    seen = set()
+    for r in rows:
+        b = r["build"]
+        if b["size"] in seen:
+            continue
+        seen.add(b["size"])
+        build_lines.append(
+            f"| {b['size']:,} | {b['weighting_s']:.0f} | {b['write_s']:.0f} | {b['size'] / b['write_s']:.0f} | "
+            f"{b['disk_bytes'] / MIB:.0f} | {b['disk_bytes'] / b['size']:.0f} | {b['dense_bytes']} | "
+            f"{b['sparse_nnz']:.0f} | {8 * b['sparse_nnz']:.0f} | {b['payload_bytes']:.0f} |")
+    run_lines = [("| articles | backend | open s | warm-up s | RSS at start MiB | + store opened | + embedder, jieba | "
+                 "+ backend warm | after queries | peak | BM25 p50 / p95 ms | dense p50 / p95 | hybrid p50 / p95 | citation (hybrid) ms |"),
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        m, lat = r["run"]["memory"], r["run"]["latency"]
+        cells = " | ".join(f"{percentile(lat[k], 50):.0f} / {percentile(lat[k], 95):.0f}" for k in ("bm25", "dense",
+                                                                                                   "hybrid"))
+        run_lines.append(
+            f"| {r['build']['size']:,} | {r['backend']} | {r['run']['open_s']:.1f} | {r['run']['warm_s']:.1f} | "
+            f"{m['start']:.0f} | {m['store_opened'] - m['start']:+.0f} | {m['components_ready'] - m['store_opened']:+.0f} | "
+            f"{m['backend_warm'] - m['components_ready']:+.0f} | {m['after_queries']:.0f} | {m['peak']:.0f} | {cells} | "
+            f"{statistics.mean(lat['citation']):.0f} ({r['run']['cited']}/2 found) |")
+    return f"""# Scale benchmark
+
+Command: `.venv/bin/python benchmarks/scale.py {' '.join(sys.argv[1:])}`
+Machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 1024 ** 3:.0f} GiB, Python {platform.python_version()}.
+Store: embedded Qdrant (qdrant-client local mode) on disk; {args.queries} STARD questions per size and backend,
+through the Haystack retrieval pipeline (query embedding included), top 10.
+
+## Building
+
+{chr(10).join(build_lines)}
+
+BM25 weighting = jieba tokenisation and weights of every article (one process); write = `QdrantPointWriter` into
+the embedded store. Dense 384 float32; a sparse term is a u32 index and an f32 weight.
+
+## Memory and latency
+
+RSS is the measuring process's resident memory: at start (Python and the libraries imported), then the change when
+the store is opened (qdrant-client's local mode holds the whole collection in the process: with a Qdrant server
+this part lives in the server, not in the workers), when the query embedder and jieba are loaded (the same for
+every size), and when the search backend is first used (the mirror loads its own copy of the collection; the
+qdrant backend loads nothing). Peak includes the query embedder's loading.
+
+{chr(10).join(run_lines)}
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="23490,100000")
+    parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--max-minutes", type=float, default=40.0, help="stop starting new sizes after this")
+    parser.add_argument("--out", default="benchmarks/reports/scale.md")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # child mode: PATH,BACKEND
+    args = parser.parse_args()
+    queries = [q["query"] for q in load_queries(str(DEFAULT_QUERIES))[: args.queries]]
+    if args.measure:
+        path, backend = args.measure.rsplit(",", 1)
+        print(json.dumps(measure(Path(path), backend, queries)))
+        return
+    settings = bench_settings()
+    deadline = time.monotonic() + 60 * args.max_minutes
+    real = real_articles(settings)
+    print(f"{len(real)} real articles", flush=True)
+    rows = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        if time.monotonic() > deadline:
+            print(f"time budget spent: {size} not run", flush=True)
+            break
+        path = settings.data_dir / "scale" / str(size)
+        built = build(path, size, real, settings)
+        print(f"built {size}: {built}", flush=True)
+        for backend in BACKENDS:
+            child = subprocess.run([sys.executable, __file__, "--queries", str(args.queries), "--measure",
+                                    f"{path},{backend}"], capture_output=True, text=True, check=True)
+            run = json.loads(child.stdout.strip().splitlines()[-1])
+            rows.append({"build": built, "backend": backend, "run": run})
+            print(f"{size} {backend}: {run['memory']} open {run['open_s']:.1f}s", flush=True)
+        Path(args.out).write_text(report(rows, args), encoding="utf-8")
+    print(report(rows, args))
+
+
+if __name__ == "__main__":
+    main()
