@@ -159,5 +159,28 @@ def open_search(store: QdrantDocumentStore, name: str = "auto") -> Search:
     return QdrantSearch(store) if resolve_backend(store, name) is Backend.QDRANT else MirrorSearch(store)
 
 
+class SearchingComponent:
+    """What the retrievers share: the store, the backend that searches it (validated: a `ValueError` lists the
+    choices), ``top_k`` (>= 1) and default ``filters``; ``warm_up`` connects or loads the backend."""
+
+    document_store: QdrantDocumentStore
+    search_backend: str
+    _search: Search
+
+    def _bind_search(self, document_store: QdrantDocumentStore, search_backend: str, top_k: int | None = None,
+                     filters: dict[str, Any] | None = None) -> None:
+        if top_k is not None:
+            if top_k < 1:
+                raise ValueError(f"top_k must be >= 1, got {top_k}")
+            self.top_k = top_k
+            self.filters = filters
+        self.document_store = document_store
+        self.search_backend = Backend.parse(search_backend).value
+        self._search = open_search(document_store, self.search_backend)
+
+    def warm_up(self) -> None:
+        self._search.warm_up()
+
+
 def _accept(filters: dict[str, Any] | None):
     return (lambda doc: document_matches_filter(filters, doc)) if filters else None

@@ -15,7 +15,7 @@ from haystack import Document, component, default_to_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store.qdrant_store import from_dict_sharing_store
-from document_store.search_backend import Backend, Search, open_search
+from document_store.search_backend import SearchingComponent
 from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.ranking import Ranking
 from helpers.statute_labels import LAW_NAME_PREFIX, article_no
@@ -27,7 +27,7 @@ CITATION_RE = re.compile(
 
 
 @component
-class CitationLookup:
+class CitationLookup(SearchingComponent):
     """Finds the articles a query cites explicitly; a citation without a law name resolves only when the
     knowledge base (or the ``law`` filter) leaves a single law.
 
@@ -36,9 +36,7 @@ class CitationLookup:
     """
 
     def __init__(self, document_store: QdrantDocumentStore, search_backend: str = "auto") -> None:
-        self.document_store = document_store
-        self.search_backend = Backend.parse(search_backend).value
-        self._search: Search = open_search(document_store, self.search_backend)
+        self._bind_search(document_store, search_backend)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, document_store=self.document_store.to_dict(), search_backend=self.search_backend)

@@ -21,12 +21,12 @@ from haystack_integrations.components.embedders.sentence_transformers import Sen
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store.qdrant_store import from_dict_sharing_store
-from document_store.search_backend import Backend, Search, open_search
+from document_store.search_backend import SearchingComponent
 from helpers.ranking import Ranking
 
 
 @component
-class DenseRetriever:
+class DenseRetriever(SearchingComponent):
     """Query embedding (the embedder adds the model's query prefix) + nearest neighbours in the store.
 
     :param document_store: the store written by the indexing pipeline.
@@ -44,18 +44,12 @@ class DenseRetriever:
         filters: dict[str, Any] | None = None,
         search_backend: str = "auto",
     ) -> None:
-        if top_k < 1:
-            raise ValueError(f"top_k must be >= 1, got {top_k}")
-        self.document_store = document_store
+        self._bind_search(document_store, search_backend, top_k, filters)
         self.embedder = embedder
-        self.top_k = top_k
-        self.filters = filters
-        self.search_backend = Backend.parse(search_backend).value
-        self._search: Search = open_search(document_store, self.search_backend)
 
     def warm_up(self) -> None:
         self.embedder.warm_up()
-        self._search.warm_up()
+        SearchingComponent.warm_up(self)  # (@component rebuilds the class: no zero-argument super())
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

@@ -17,13 +17,13 @@ from haystack import Document, component, default_to_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store.qdrant_store import from_dict_sharing_store
-from document_store.search_backend import Backend, Search, open_search
+from document_store.search_backend import SearchingComponent
 from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
 from helpers.ranking import Ranking
 
 
 @component
-class JiebaBM25Retriever:
+class JiebaBM25Retriever(SearchingComponent):
     """Scores documents with Lucene BM25 over jieba terms; one ranking per query.
 
     The document side of BM25 (k1, b, length normalisation) is written by `JiebaBM25DocumentEncoder` at
@@ -53,23 +53,13 @@ class JiebaBM25Retriever:
         filters: dict[str, Any] | None = None,
         search_backend: str = "auto",
     ) -> None:
-        if top_k < 1:
-            raise ValueError(f"top_k must be >= 1, got {top_k}")
-        self.document_store = document_store
-        self.top_k = top_k
-        self.search_backend = Backend.parse(search_backend).value
+        self._bind_search(document_store, search_backend, top_k, filters)
         self.mode = mode
         self.user_dict = user_dict
         self.stopwords = stopwords
         self.char_ngrams = list(DEFAULT_CHAR_NGRAMS) if char_ngrams is None else list(char_ngrams)
-        self.filters = filters
         self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords,
                                          char_ngrams=self.char_ngrams)
-        self._search: Search = open_search(document_store, self.search_backend)
-
-    def warm_up(self) -> None:
-        """Load the mirror (or connect to Qdrant) now rather than on the first query."""
-        self._search.warm_up()
 
     def to_dict(self) -> dict[str, Any]:
         init = {k: getattr(self, k) for k in ("top_k", "mode", "user_dict", "stopwords", "char_ngrams", "filters",
