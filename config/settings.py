@@ -1,5 +1,9 @@
 """Settings read from environment variables, with the defaults documented in `.env.example`.
 
+Each setting is declared once: its field, its environment variable, its default and how the variable is read
+(`setting`). A few defaults follow other settings (the store and model paths follow ``DATA_DIR`` and
+``MODELS_DIR``); `Settings.from_env` fills those in when their variable is not set.
+
 Usage::
 
     from config.settings import Settings
@@ -10,188 +14,161 @@ Usage::
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 DEFAULT_LAW = "中华人民共和国个人信息保护法"
 # Where searches run: "mirror" = an in-process copy of the collection (fast on one machine), "qdrant" = the
 # Qdrant store itself (server-side, nothing loaded into the process), "auto" = qdrant with QDRANT_URL, else mirror.
 SEARCH_BACKENDS = ("auto", "mirror", "qdrant")
+BASE_EMBEDDER = "multilingual-e5-small"
+ADAPTED_EMBEDDER = "e5-small-statutes"
+LLM_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+EVALUATOR = "relevance-evaluator"
+DATA_DIR, MODELS_DIR = Path("data"), Path("models")
+
+Parse = Callable[[str, str], Any]  # (variable name, its non-empty value) -> the setting
 
 
-def _env(name: str, default: str) -> str:
-    value = os.environ.get(name, "").strip()
-    return value or default
+def _number(kind: type[int | float], label: str) -> Parse:
+    def parse(name: str, raw: str) -> int | float:
+        try:
+            return kind(raw)
+        except ValueError as error:
+            raise ValueError(f"{name} must be {label}, got {raw!r}") from error
+    return parse
 
 
-def _env_number(name: str, default: float, parse: type[int | float], kind: str) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return parse(raw)
-    except ValueError as error:
-        raise ValueError(f"{name} must be {kind}, got {raw!r}") from error
+_int, _float = _number(int, "an integer"), _number(float, "a number")
 
 
-def _env_int(name: str, default: int) -> int:
-    return int(_env_number(name, default, int, "an integer"))
-
-
-def _env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("1", "true", "yes", "on"):
+def _bool(name: str, raw: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
         return True
-    if raw in ("0", "false", "no", "off"):
+    if raw.lower() in ("0", "false", "no", "off"):
         return False
     raise ValueError(f"{name} must be true or false, got {raw!r}")
 
 
-def _env_float(name: str, default: float) -> float:
-    return float(_env_number(name, default, float, "a number"))
-
-
-def _env_positive(name: str, default: float) -> float:
-    value = _env_float(name, default)
+def _positive(name: str, raw: str) -> float:
+    value = _float(name, raw)
     if value <= 0:
         raise ValueError(f"{name} must be > 0, got {value:g}")
     return value
 
 
-def _env_fraction(name: str, default: float) -> float:
-    value = _env_float(name, default)
+def _fraction(name: str, raw: str) -> float:
+    value = _float(name, raw)
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be between 0 and 1, got {value:g}")
     return value
 
 
-def _env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-    value = _env(name, default).lower()
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
-def _env_probability(name: str) -> float | None:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    value = _env_float(name, 0.0)
+def _probability(name: str, raw: str) -> float:
+    value = _float(name, raw)
     if not 0.0 < value < 1.0:
         raise ValueError(f"{name} must be between 0 and 1 (exclusive), got {raw!r}")
     return value
+
+
+def _choice(*choices: str) -> Parse:
+    def parse(name: str, raw: str) -> str:
+        if raw.lower() not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+        return raw.lower()
+    return parse
+
+
+def _names(name: str, raw: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in raw.split(",") if x.strip())
+
+
+_BY_TYPE: dict[str, Parse] = {"str": lambda _, raw: raw, "int": _int, "float": _float, "bool": _bool,
+                              "Path": lambda _, raw: Path(raw)}
+
+
+def setting(env: str, default: Any, parse: Parse | None = None, verbatim: bool = False) -> Any:
+    """A field read from the environment variable ``env``; ``parse`` defaults to the field's type. A variable
+    that is unset or blank keeps the default, and values are stripped, except ``verbatim`` ones (text whose
+    spaces matter): those are taken as set, an empty value included."""
+    return field(default=default, metadata={"env": env, "parse": parse, "verbatim": verbatim})
 
 
 @dataclass(frozen=True)
 class Settings:
     """Every knob of the project; see `.env.example` for the meaning of each variable."""
 
-    data_dir: Path = Path("data")
-    models_dir: Path = Path("models")
-    qdrant_path: Path = Path("data/qdrant")
-    qdrant_url: str = ""
-    qdrant_timeout: int = 30
-    qdrant_shards: int = 1
-    qdrant_replicas: int = 1
-    qdrant_hnsw_m: int = 16
-    qdrant_hnsw_ef_construct: int = 100
-    search_backend: str = "auto"
-    collection: str = "statutes"
-    default_laws: tuple[str, ...] = (DEFAULT_LAW,)
-    embedding_model: str = "models/multilingual-e5-small"
-    base_embedding_model: str = "models/multilingual-e5-small"
-    adapted_embedding_model: str = "models/e5-small-statutes"
-    embedding_backend: str = "onnx-int8"
-    embedding_batch_size: int = 32
-    embedding_dim: int = 384
-    query_prefix: str = "query: "
-    passage_prefix: str = "passage: "
-    reranker: str = "none"
-    reranker_model: str = "BAAI/bge-reranker-v2-m3"
-    rerank_top_n: int = 10
-    llm_gguf: str = "models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-    llm_base_url: str = ""
-    llm_model: str = "local"
-    llm_light_model: str = ""
-    pass_score: int = 32
-    max_rounds: int = 3
-    judge_top_n: int = 5
-    rewrite_first_round: bool = False
-    question_weight: float = 2.0
-    bm25_weight: float = 0.5
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
-    bm25_max_drift: float = 0.05
-    judge: str = "auto"
-    evaluator_model: str = "models/relevance-evaluator"
-    evaluator_threshold: float | None = None
-    trained_models: bool = True
-    llm_timeout: float = 120.0
-    llm_max_retries: int = 2
-    llm_ctx: int = 4096
-    llm_threads: int = 2
-    llm_start_timeout: float = 180.0
-    deepseek_model: str = "deepseek-chat"
-    deepseek_base_url: str = "https://api.deepseek.com"
+    data_dir: Path = setting("DATA_DIR", DATA_DIR)
+    models_dir: Path = setting("MODELS_DIR", MODELS_DIR)
+    qdrant_path: Path = setting("QDRANT_PATH", DATA_DIR / "qdrant")  # default: DATA_DIR/qdrant
+    qdrant_url: str = setting("QDRANT_URL", "")
+    qdrant_timeout: int = setting("QDRANT_TIMEOUT", 30)
+    qdrant_shards: int = setting("QDRANT_SHARDS", 1)
+    qdrant_replicas: int = setting("QDRANT_REPLICAS", 1)
+    qdrant_hnsw_m: int = setting("QDRANT_HNSW_M", 16)
+    qdrant_hnsw_ef_construct: int = setting("QDRANT_HNSW_EF_CONSTRUCT", 100)
+    search_backend: str = setting("SEARCH_BACKEND", "auto", _choice(*SEARCH_BACKENDS))
+    collection: str = setting("QDRANT_COLLECTION", "statutes")
+    default_laws: tuple[str, ...] = setting("DEFAULT_LAWS", (DEFAULT_LAW,), _names)
+    # default: the adapted embedder while `train` has installed it (and TRAINED_MODELS is on), else the base one
+    embedding_model: str = setting("EMBEDDING_MODEL", f"models/{BASE_EMBEDDER}")
+    base_embedding_model: str = f"models/{BASE_EMBEDDER}"  # MODELS_DIR/multilingual-e5-small
+    adapted_embedding_model: str = setting("ADAPTED_EMBEDDING_MODEL", f"models/{ADAPTED_EMBEDDER}")
+    embedding_backend: str = setting("EMBEDDING_BACKEND", "onnx-int8")
+    embedding_batch_size: int = setting("EMBEDDING_BATCH_SIZE", 32)
+    embedding_dim: int = setting("EMBEDDING_DIM", 384)
+    query_prefix: str = setting("EMBEDDING_QUERY_PREFIX", "query: ", verbatim=True)
+    passage_prefix: str = setting("EMBEDDING_PASSAGE_PREFIX", "passage: ", verbatim=True)
+    reranker: str = setting("RERANKER", "none")
+    reranker_model: str = setting("RERANKER_MODEL", "BAAI/bge-reranker-v2-m3")
+    rerank_top_n: int = setting("RERANK_TOP_N", 10)
+    llm_gguf: str = setting("LLM_GGUF", f"models/{LLM_FILE}")
+    llm_base_url: str = setting("LLM_BASE_URL", "")
+    llm_model: str = setting("LLM_MODEL", "local")
+    llm_light_model: str = setting("LLM_LIGHT_MODEL", "")
+    pass_score: int = setting("PASS_SCORE", 32)
+    max_rounds: int = setting("MAX_ROUNDS", 3)
+    judge_top_n: int = setting("JUDGE_TOP_N", 5)
+    rewrite_first_round: bool = setting("REWRITE_FIRST_ROUND", False)
+    question_weight: float = setting("QUESTION_WEIGHT", 2.0, _positive)
+    bm25_weight: float = setting("BM25_WEIGHT", 0.5, _positive)
+    bm25_k1: float = setting("BM25_K1", 1.2, _positive)
+    bm25_b: float = setting("BM25_B", 0.75, _fraction)
+    bm25_max_drift: float = setting("BM25_MAX_DRIFT", 0.05, _positive)
+    judge: str = setting("JUDGE", "auto")
+    evaluator_model: str = setting("EVALUATOR_MODEL", f"models/{EVALUATOR}")
+    evaluator_threshold: float | None = setting("EVALUATOR_THRESHOLD", None, _probability)
+    trained_models: bool = setting("TRAINED_MODELS", True)
+    llm_timeout: float = setting("LLM_TIMEOUT", 120.0)
+    llm_max_retries: int = setting("LLM_MAX_RETRIES", 2)
+    llm_ctx: int = setting("LLM_CTX", 4096)
+    llm_threads: int = setting("LLM_THREADS", 2)
+    llm_start_timeout: float = setting("LLM_START_TIMEOUT", 180.0)
+    deepseek_model: str = setting("DEEPSEEK_MODEL", "deepseek-chat")
+    deepseek_base_url: str = setting("DEEPSEEK_BASE_URL", "https://api.deepseek.com")
 
     @classmethod
     def from_env(cls) -> Settings:
-        data_dir = Path(_env("DATA_DIR", "data"))
-        models_dir = Path(_env("MODELS_DIR", "models"))
-        trained_models = _env_bool("TRAINED_MODELS", True)
-        base_model = str(models_dir / "multilingual-e5-small")
-        adapted_model = _env("ADAPTED_EMBEDDING_MODEL", str(models_dir / "e5-small-statutes"))
-        # the adapted embedder while `train` has installed it (and TRAINED_MODELS is on), else the base e5-small
-        default_model = adapted_model if trained_models and Path(adapted_model).is_dir() else base_model
-        laws = tuple(x.strip() for x in _env("DEFAULT_LAWS", DEFAULT_LAW).split(",") if x.strip())
-        return cls(
-            data_dir=data_dir,
-            models_dir=models_dir,
-            qdrant_path=Path(_env("QDRANT_PATH", str(data_dir / "qdrant"))),
-            qdrant_url=_env("QDRANT_URL", ""),
-            qdrant_timeout=_env_int("QDRANT_TIMEOUT", 30),
-            qdrant_shards=_env_int("QDRANT_SHARDS", 1),
-            qdrant_replicas=_env_int("QDRANT_REPLICAS", 1),
-            qdrant_hnsw_m=_env_int("QDRANT_HNSW_M", 16),
-            qdrant_hnsw_ef_construct=_env_int("QDRANT_HNSW_EF_CONSTRUCT", 100),
-            search_backend=_env_choice("SEARCH_BACKEND", "auto", SEARCH_BACKENDS),
-            collection=_env("QDRANT_COLLECTION", "statutes"),
-            default_laws=laws,
-            embedding_model=_env("EMBEDDING_MODEL", default_model),
-            base_embedding_model=base_model,
-            adapted_embedding_model=adapted_model,
-            embedding_backend=_env("EMBEDDING_BACKEND", "onnx-int8"),
-            embedding_batch_size=_env_int("EMBEDDING_BATCH_SIZE", 32),
-            embedding_dim=_env_int("EMBEDDING_DIM", 384),
-            query_prefix=_env("EMBEDDING_QUERY_PREFIX", "query: "),
-            passage_prefix=_env("EMBEDDING_PASSAGE_PREFIX", "passage: "),
-            reranker=_env("RERANKER", "none"),
-            reranker_model=_env("RERANKER_MODEL", "BAAI/bge-reranker-v2-m3"),
-            rerank_top_n=_env_int("RERANK_TOP_N", 10),
-            llm_gguf=_env("LLM_GGUF", str(models_dir / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")),
-            llm_base_url=_env("LLM_BASE_URL", ""),
-            llm_model=_env("LLM_MODEL", "local"),
-            llm_light_model=_env("LLM_LIGHT_MODEL", ""),
-            pass_score=_env_int("PASS_SCORE", 32),
-            max_rounds=_env_int("MAX_ROUNDS", 3),
-            judge_top_n=_env_int("JUDGE_TOP_N", 5),
-            rewrite_first_round=_env_bool("REWRITE_FIRST_ROUND", False),
-            question_weight=_env_positive("QUESTION_WEIGHT", 2.0),
-            bm25_weight=_env_positive("BM25_WEIGHT", 0.5),
-            bm25_k1=_env_positive("BM25_K1", 1.2),
-            bm25_b=_env_fraction("BM25_B", 0.75),
-            bm25_max_drift=_env_positive("BM25_MAX_DRIFT", 0.05),
-            judge=_env("JUDGE", "auto"),
-            evaluator_model=_env("EVALUATOR_MODEL", str(models_dir / "relevance-evaluator")),
-            evaluator_threshold=_env_probability("EVALUATOR_THRESHOLD"),
-            trained_models=trained_models,
-            llm_timeout=_env_float("LLM_TIMEOUT", 120.0),
-            llm_max_retries=_env_int("LLM_MAX_RETRIES", 2),
-            llm_ctx=_env_int("LLM_CTX", 4096),
-            llm_threads=_env_int("LLM_THREADS", 2),
-            llm_start_timeout=_env_float("LLM_START_TIMEOUT", 180.0),
-            deepseek_model=_env("DEEPSEEK_MODEL", "deepseek-chat"),
-            deepseek_base_url=_env("DEEPSEEK_BASE_URL", "https://api.deepseek.com"),
-        )
+        """Every setting from its environment variable (see `setting`)."""
+        values: dict[str, Any] = {}
+        for item in fields(cls):
+            if "env" not in item.metadata or (raw := os.environ.get(item.metadata["env"])) is None:
+                continue
+            if item.metadata["verbatim"]:
+                values[item.name] = raw
+            elif raw.strip():
+                parse = item.metadata["parse"] or _BY_TYPE[str(item.type)]
+                values[item.name] = parse(item.metadata["env"], raw.strip())
+        data_dir = values.setdefault("data_dir", cls.data_dir)
+        models_dir = values.setdefault("models_dir", cls.models_dir)
+        values.setdefault("qdrant_path", data_dir / "qdrant")
+        values.setdefault("llm_gguf", str(models_dir / LLM_FILE))
+        values.setdefault("evaluator_model", str(models_dir / EVALUATOR))
+        values["base_embedding_model"] = str(models_dir / BASE_EMBEDDER)
+        adapted = values.setdefault("adapted_embedding_model", str(models_dir / ADAPTED_EMBEDDER))
+        trained = values.get("trained_models", cls.trained_models)
+        values.setdefault("embedding_model", adapted if trained and Path(adapted).is_dir()
+                          else values["base_embedding_model"])
+        return cls(**values)

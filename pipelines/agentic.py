@@ -50,6 +50,13 @@ def loop_routes(max_rounds: int) -> list[dict[str, Any]]:
     ]
 
 
+def link(pipeline: Pipeline, sender: str, receivers: list[str], *sockets: str) -> None:
+    """Connect each of ``sender``'s ``sockets`` to the socket of the same name on every receiver."""
+    for socket in sockets:
+        for receiver in receivers:
+            pipeline.connect(f"{sender}.{socket}", f"{receiver}.{socket}")
+
+
 def add_answer_stage(pipeline: Pipeline) -> None:
     """Selector → prompt → answer → finalizer: takes ``selector.state`` (a `LoopState`), gives ``finalizer.result``."""
     pipeline.add_component("selector", EvidenceSelector())
@@ -57,19 +64,13 @@ def add_answer_stage(pipeline: Pipeline) -> None:
                                                        required_variables=["query", "evidence", "situation"]))
     pipeline.add_component("answer", AnswerGenerator())
     pipeline.add_component("finalizer", AnswerFinalizer())
-    pipeline.connect("selector.evidence", "prompt.evidence")
-    pipeline.connect("selector.situation", "prompt.situation")
-    pipeline.connect("selector.query", "prompt.query")
-    pipeline.connect("selector.notes", "prompt.notes")
+    # the answer is written from the evidence, and checked (by the generator as it streams, then the finalizer)
+    # against the same evidence
+    link(pipeline, "selector", ["prompt", "answer", "finalizer"], "evidence", "query", "situation")
+    link(pipeline, "selector", ["prompt"], "notes")
+    link(pipeline, "selector", ["finalizer"], "state")
     pipeline.connect("prompt.prompt", "answer.messages")
-    pipeline.connect("selector.situation", "answer.situation")
-    for target in ("answer", "finalizer"):  # the answer is checked against what it was written from
-        pipeline.connect("selector.evidence", f"{target}.evidence")
-        pipeline.connect("selector.query", f"{target}.query")
-    pipeline.connect("selector.situation", "finalizer.situation")
-    pipeline.connect("selector.state", "finalizer.state")
-    for name in ("text", "error", "llm_calls", "seconds", "removed", "cut_off"):
-        pipeline.connect(f"answer.{name}", f"finalizer.{name}")
+    link(pipeline, "answer", ["finalizer"], "text", "error", "llm_calls", "seconds", "removed", "cut_off")
 
 
 def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settings, top_k: int = 10,
@@ -89,29 +90,24 @@ def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settin
     pipeline.add_component("state_joiner", BranchJoiner(LoopState))
     add_answer_stage(pipeline)
 
+    # a round: the question (first from the router, then from the loop) is rewritten, searched on every path,
+    # judged, and the tracker decides with the loop router where it goes next
     pipeline.connect("router.query", "query_joiner.value")
     pipeline.connect("query_joiner.value", "rewriter.query")
-    for path in RETRIEVAL_PATHS:
-        pipeline.connect("rewriter.queries", f"{path}.queries")
+    link(pipeline, "rewriter", list(RETRIEVAL_PATHS), "queries")
     pipeline.connect("rewriter.query", "joiner.primary_query")  # the question outweighs its rewrites
-    evidence = f"{evidence_output(pipeline)}.documents"
-    if has_reranker(pipeline):
-        pipeline.connect("rewriter.query", f"{RERANKER}.query")
-    pipeline.connect(evidence, "judge.documents")
-    pipeline.connect(evidence, "tracker.documents")
-    pipeline.connect("rewriter.query", "judge.query")
-    pipeline.connect("rewriter.state", "tracker.state")
-    pipeline.connect("rewriter.round_info", "tracker.round_info")
-    pipeline.connect("judge.evaluation", "tracker.evaluation")
-    pipeline.connect("tracker.state", "loop.state")
-    pipeline.connect("tracker.query", "loop.query")
+    link(pipeline, "rewriter", ["judge", RERANKER] if has_reranker(pipeline) else ["judge"], "query")
+    link(pipeline, evidence_output(pipeline), ["judge", "tracker"], "documents")
+    link(pipeline, "rewriter", ["tracker"], "state", "round_info")
+    link(pipeline, "judge", ["tracker"], "evaluation")
+    link(pipeline, "tracker", ["loop"], "state", "query")
+    # the loop's three ways out: another round, the answer, or the web search and then the answer
     pipeline.connect("loop.retry_query", "query_joiner.value")
     pipeline.connect("loop.retry_state", "rewriter.state")
     pipeline.connect("loop.passed_state", "state_joiner.value")
-    pipeline.connect("loop.web_query", "web_search.query")
-    pipeline.connect("loop.web_state", "web_merger.state")
-    for name in ("documents", "status", "message"):
-        pipeline.connect(f"web_search.{name}", f"web_merger.{name}")
+    for socket, receiver in (("web_query", "web_search.query"), ("web_state", "web_merger.state")):
+        pipeline.connect(f"loop.{socket}", receiver)
+    link(pipeline, "web_search", ["web_merger"], "documents", "status", "message")
     pipeline.connect("web_merger.state", "state_joiner.value")
     pipeline.connect("state_joiner.value", "selector.state")
     return pipeline
