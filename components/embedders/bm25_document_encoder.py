@@ -4,8 +4,8 @@ Each document gets ``sparse_embedding`` = {term id: ``tf·(k1+1) / (tf + k1·(1 
 jieba tokens, the document side of Lucene's BM25 (as in Qdrant's own BM25 recipe). The store multiplies by
 the IDF itself (a sparse vector with ``modifier=idf``), so a query is just its terms' counts and the same score
 comes out of the in-process mirror, the embedded store and a Qdrant server. ``avgdl`` is the average length of
-the collection the documents join: ``corpus_count`` / ``corpus_length`` describe the rest of it (the
-`Indexer` keeps them in the source manifest and reweights when the average drifts).
+the collection the documents join (the `Indexer` computes it, keeps it in the source manifest and reweights when
+it drifts); without it, the documents' own average is used.
 
 Usage::
 
@@ -76,21 +76,16 @@ class JiebaBM25DocumentEncoder:
         return Counter(term_id(t) for t in self._tokenizer.tokenize(bm25_text(doc, self.meta_fields_to_index)))
 
     @component.output_types(documents=list[Document], lengths=list[int], avgdl=float)
-    def run(
-        self, documents: list[Document], corpus_count: int = 0, corpus_length: int = 0, avgdl: float | None = None
-    ) -> dict:
+    def run(self, documents: list[Document], avgdl: float | None = None) -> dict:
         """Return copies of ``documents`` with ``sparse_embedding`` set (documents with no terms get none).
 
-        :param corpus_count: documents already in the collection besides these.
-        :param corpus_length: their total length in terms.
-        :param avgdl: the collection's average length, when known (then ``corpus_*`` are not used).
+        :param avgdl: the average length, in terms, of the collection the documents are in (default: theirs).
         :returns: ``documents``, their ``lengths`` in terms (same order) and the ``avgdl`` the weights used.
         """
         counts = [self.term_counts(doc) for doc in documents]
         lengths = [sum(c.values()) for c in counts]
         if avgdl is None:
-            total_docs = corpus_count + len(documents)
-            avgdl = (corpus_length + sum(lengths)) / total_docs if total_docs else 0.0
+            avgdl = sum(lengths) / len(lengths) if lengths else 0.0
         output = [replace(doc, sparse_embedding=bm25_vector(c, avgdl or 1.0, self.k1, self.b))
                   for doc, c in zip(documents, counts, strict=True)]
         return {"documents": output, "lengths": lengths, "avgdl": avgdl}

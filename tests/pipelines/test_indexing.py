@@ -84,10 +84,9 @@ def test_interrupted_run_is_detected_and_finished_by_the_next(store, settings, t
 
     monkeypatch.setattr(client, "upsert", real_upsert)
     results = Indexer(store, settings).index(file_sources(paths), progress=False)
-    # 员工手册's text is unchanged, but its BM25 weights were written when it was the whole collection: the
-    # average length moved by more than BM25_MAX_DRIFT, so they are rewritten
+    # 员工手册 was weighted, in the interrupted run, with the average of both sources: nothing to reweight
     assert sorted((r.source, r.action, r.count) for r in results) == [
-        ("file:其他.md", "resumed", 2), ("file:员工手册.md", "reweighted", 3)]
+        ("file:其他.md", "resumed", 2), ("file:员工手册.md", "unchanged", 3)]
     assert SourceManifest(store).incomplete() == []
     assert store.count_documents() == 5
 
@@ -318,3 +317,13 @@ def test_reweight_command_and_the_out_of_date_warning(store, settings, tmp_path,
     assert "are current" in capsys.readouterr().out
     assert main(["stats"]) == 0
     assert "out of date" not in capsys.readouterr().err
+
+
+def test_one_run_weights_everything_it_writes_with_the_final_average(store, settings, tmp_path, monkeypatch):
+    """A run in several groups (each a pipeline run) measures its articles first: the first group is weighted
+    with the average of the whole collection, not of what was written so far, and nothing needs reweighting."""
+    monkeypatch.setattr(indexing, "GROUP_SIZE", 1)  # one source per group
+    paths = [write(tmp_path / "短则.md", SHORT), write(tmp_path / "长则.md", LONG)]
+    results = Indexer(store, settings).index(file_sources(paths), progress=False)
+    assert sorted((r.source, r.action) for r in results) == [("file:短则.md", "added"), ("file:长则.md", "added")]
+    assert_weights_current(store, settings)
