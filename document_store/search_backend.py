@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
 from typing import Any, Protocol
@@ -114,7 +115,7 @@ class QdrantSearch:
         self._sparse = QdrantSparseEmbeddingRetriever(document_store=store)
         self._dense = QdrantEmbeddingRetriever(document_store=store)
         self._laws: list[str] = []
-        self._laws_read = -RECHECK_SECONDS
+        self._laws_read: float | None = None  # when the law names were last read (monotonic seconds)
         self._lock = threading.Lock()
 
     def warm_up(self) -> None:
@@ -146,7 +147,7 @@ class QdrantSearch:
     def laws(self) -> list[str]:
         """Distinct law names, from a facet on the payload index (re-read every few seconds)."""
         with self._lock:
-            if time.monotonic() - self._laws_read > RECHECK_SECONDS:
+            if self._laws_read is None or time.monotonic() - self._laws_read > RECHECK_SECONDS:
                 hits = qdrant_client_of(self.store).facet(self.store.index, key="meta.law", limit=LAW_FACET_LIMIT,
                                                           exact=True).hits
                 self._laws = sorted(str(hit.value) for hit in hits)
@@ -182,5 +183,5 @@ class SearchingComponent:
         self._search.warm_up()
 
 
-def _accept(filters: dict[str, Any] | None):
+def _accept(filters: dict[str, Any] | None) -> Callable[[Document], bool] | None:
     return (lambda doc: document_matches_filter(filters, doc)) if filters else None
