@@ -58,6 +58,7 @@ class CollectionMirror:
         client = qdrant_client_of(self.store)
         docs, rows, cols, values, dense = [], [], [], [], []
         columns: dict[int, int] = {}
+        with_vector = 0  # Qdrant's IDF counts the points that have the sparse vector
         offset = None
         while True:
             points, offset = client.scroll(
@@ -73,6 +74,7 @@ class CollectionMirror:
                 docs.append(Document(id=payload.get("id", str(point.id)), content=payload.get("content"),
                                      meta=payload.get("meta", {})))
                 if vector is not None:
+                    with_vector += 1
                     for index, value in zip(vector.indices, vector.values, strict=True):
                         rows.append(row)
                         cols.append(columns.setdefault(index, len(columns)))
@@ -83,7 +85,6 @@ class CollectionMirror:
         weights = sparse.csc_matrix((np.asarray(values, dtype=np.float32), (rows, cols)),
                                     shape=(n_docs, len(columns)))
         df = np.diff(weights.indptr)
-        n_terms_docs = len(set(rows))  # Qdrant's IDF counts the points that have the sparse vector
         dim = next((len(v) for v in dense if v is not None), 0)
         matrix = np.zeros((n_docs, dim), dtype=np.float32)
         for row, vector in enumerate(dense):
@@ -92,7 +93,7 @@ class CollectionMirror:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         with self._lock:  # searches go on with the previous snapshot until here
             self._weights = weights
-            self._idf = np.log1p((n_terms_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+            self._idf = np.log1p((with_vector - df + 0.5) / (df + 0.5)).astype(np.float32)
             self._columns = columns
             self.documents = docs
             self.by_key = {str(d.meta.get("key")): d for d in docs if d.meta.get("key")}

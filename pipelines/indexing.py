@@ -196,7 +196,6 @@ class Indexer:
             results.append(SourceResult(source.name, action, count))
         return results
 
-
     def stale_weights(self) -> list[SourceRecord]:
         """Sources whose BM25 weights the next `reweight` rewrites (see `SourceManifest.stale_weights`)."""
         return self.manifest.stale_weights(self.encoder.k1, self.encoder.b, self.max_drift)
@@ -211,6 +210,8 @@ class Indexer:
         lengths = self._lengths(stale) if any(r.length == 0 for r in stale.values()) else {}
         records = {r.source: r for r in self.manifest.all() if r.status == COMPLETE}
         total = sum(r.count for r in records.values())
+        if not total:  # only empty sources: nothing to weight
+            return []
         avgdl = sum(lengths.get(name, r.length) for name, r in records.items()) / total
         client = qdrant_client_of(self.store)
         done: dict[str, int] = {}
