@@ -1,3 +1,4 @@
+import copy
 import logging
 import math
 from collections import Counter
@@ -229,3 +230,26 @@ def test_cross_encoder_wiring_with_a_tiny_model(fixture_store, settings, tmp_pat
     assert sorted(keys(docs)) == sorted(keys(fused))  # same candidates, now ordered by the cross-encoder
     scores = [d.score for d in docs]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_retrievers_serialise_their_search_backend_and_share_the_store(fixture_store, settings):
+    from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
+
+    components = [
+        JiebaBM25Retriever(document_store=fixture_store, top_k=7, char_ngrams=[1], search_backend="qdrant"),
+        DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=3, search_backend="qdrant"),
+        CitationLookup(document_store=fixture_store, search_backend="qdrant"),
+        CitationLookup(document_store=fixture_store),
+    ]
+    for component in components:
+        data = component.to_dict()
+        restored = type(component).from_dict(copy.deepcopy(data))  # from_dict fills in the store object
+        assert restored.to_dict() == data
+        assert restored.document_store is fixture_store  # one client per embedded path
+        assert restored.search_backend == component.search_backend
+    assert components[-1].search_backend == "auto"  # resolved when searching, so a YAML twin follows QDRANT_URL
+    encoder = JiebaBM25DocumentEncoder(k1=1.5, b=0.5)
+    assert JiebaBM25DocumentEncoder.from_dict(encoder.to_dict()).to_dict() == encoder.to_dict()
+    assert encoder.to_dict()["init_parameters"]["k1"] == 1.5
+    with pytest.raises(ValueError, match="k1"):
+        JiebaBM25DocumentEncoder(k1=0)
