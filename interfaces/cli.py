@@ -25,6 +25,7 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # no network here;
 from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
 from document_store.qdrant_store import StoreConfigError, StoreLockedError
+from document_store.search_backend import resolve_backend
 from document_store.source_manifest import SourceManifest
 from document_store.statute_db import StatuteDB, UnknownLawError
 from document_store.text_files import FileLoadError
@@ -227,6 +228,10 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
         print(f"knowledge base '{store.index}' at {where}: {store.count_documents()} documents, {len(records)} sources")
         for record in records:
             print(f"  {record.status:9s} {record.count:6d}  {record.source}")
+        count, length = manifest.corpus()
+        if count:
+            print(f"BM25: k1={settings.bm25_k1:g}, b={settings.bm25_b:g}, average article length {length / count:.1f} "
+                  f"terms; searches run on: {resolve_backend(store, settings.search_backend).value}")
         _warn_incomplete(manifest, settings)
     finally:
         store.close()

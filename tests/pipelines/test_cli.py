@@ -67,6 +67,7 @@ def test_index_search_stats_round_trip(settings, capsys, tmp_path):
     assert out.splitlines()[1].endswith("手册第二条")
     code, out, _ = run_cli(capsys, "stats")
     assert code == 0 and "2 documents, 1 sources" in out and "complete" in out
+    assert "BM25: k1=1.2, b=0.75, average article length" in out and "searches run on: mirror" in out
 
 
 def test_top_k_out_of_range(settings, capsys):
