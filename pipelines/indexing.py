@@ -135,8 +135,9 @@ class Indexer:
         return None
 
     def index(self, sources: list[Source], progress: bool = True) -> list[SourceResult]:
-        """Index every source; returns what happened to each one. Two sources with one name (e.g. two uploads
-        called a.txt) would overwrite each other's articles: that is refused with a `ValueError`."""
+        """Index every source; returns what happened to each one (other sources whose BM25 weights the run
+        reweighted are logged). Two sources with one name (e.g. two uploads called a.txt) would overwrite each
+        other's articles: that is refused with a `ValueError`."""
         names = [source.name for source in sources]
         if duplicates := sorted({name for name in names if names.count(name) > 1}):
             raise ValueError(f"the same source given twice in one request: {', '.join(duplicates)}; rename one")
@@ -155,10 +156,10 @@ class Indexer:
             for group in _groups(pending):
                 results.extend(self._index_group(group, counts, avgdl))
                 bar.update(sum(len(s.documents) for s, _ in group))
+        # sources whose weights this run's change of the average length left stale are rewritten now; the
+        # result stays one entry per source asked for (an unchanged one that was reweighted says so)
         reweighted = {r.source: r for r in self.reweight(progress=progress)}
-        results = [reweighted.pop(r.source) if r.action == "unchanged" and r.source in reweighted else r
-                   for r in results]
-        return results + list(reweighted.values())
+        return [reweighted[r.source] if r.action == "unchanged" and r.source in reweighted else r for r in results]
 
     def _avgdl_after(self, pending: list[tuple[Source, str]]) -> float:
         """The average BM25 length the collection will have once ``pending`` is written (the articles are split

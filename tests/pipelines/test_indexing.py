@@ -236,9 +236,10 @@ def test_bm25_weights_follow_the_collections_average_length(store, settings, tmp
     assert_weights_current(store, settings)
     client = qdrant_client_of(store)
     dense_before = {p.id: p.vector["text-dense"] for p in client.scroll(store.index, with_vectors=True)[0]}
+    before = {r.source: r.bm25_avgdl for r in SourceManifest(store).all()}
     results = Indexer(store, settings).index(file_sources([write(tmp_path / "长则.md", LONG)]), progress=False)
-    assert sorted((r.source, r.action, r.count) for r in results) == [
-        ("file:短则.md", "reweighted", 2), ("file:长则.md", "added", 6)]
+    assert [(r.source, r.action, r.count) for r in results] == [("file:长则.md", "added", 6)]  # what was asked
+    assert SourceManifest(store).get("file:短则.md").bm25_avgdl > 2 * before["file:短则.md"]  # and 短则 reweighted
     assert_weights_current(store, settings)
     dense_after = {p.id: p.vector["text-dense"] for p in client.scroll(store.index, with_vectors=True)[0]}
     assert {i: dense_after[i] for i in dense_before} == dense_before  # no re-embedding
@@ -260,7 +261,7 @@ def test_a_small_addition_leaves_the_other_weights_alone(store, settings, tmp_pa
 def test_changing_k1_reweights_everything_at_the_next_index(store, settings, tmp_path):
     Indexer(store, settings).index(file_sources([write(tmp_path / "长则.md", LONG)]), progress=False)
     other = replace(settings, bm25_k1=2.0)
-    results = Indexer(store, other).index([], progress=False)
+    results = Indexer(store, other).index(file_sources([str(tmp_path / "长则.md")]), progress=False)
     assert [(r.source, r.action, r.count) for r in results] == [("file:长则.md", "reweighted", 6)]
     assert_weights_current(store, other)
     assert {(r.bm25_k1, r.bm25_b) for r in SourceManifest(store).all()} == {(2.0, settings.bm25_b)}
