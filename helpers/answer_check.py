@@ -29,20 +29,14 @@ Usage::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from haystack import Document
 
-from helpers.citations import (
-    BARE_ARTICLE_RE,
-    LAW_CITATION_RE,
-    UNVERIFIED_MARK,
-    CitationCheck,
-    bare_citations,
-    cited_article,
-    verify_citations,
-)
+from helpers.chinese_numerals import CN_NUMERAL_CHARS
+from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK, CitationCheck, cited_article, verify_citations
 from helpers.contracts import is_web
 from helpers.prompt_guard import SECTION_HEADER
 from helpers.quantities import quantities
@@ -60,6 +54,7 @@ QUOTE_LEAD_RE = re.compile(r"[ \t]*(?:中|的)?(?:明确)?(?:规定|指出|写�
 LIST_PREFIX_RE = re.compile(r"[ \t\-*•·>]*(?:\d+[.、)]|[（(][一二三四五六七八九十\d]+[）)])?[ \t]*")
 SENTENCE_RE = re.compile(r"[^。！？!?\n]*[。！？!?]?")
 SENTENCE_END_RE = re.compile(r"[。！？!?]+[”」』\"）)]*")
+BARE_ARTICLE_RE = re.compile(rf"第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?")
 MIN_QUOTE = 4  # shorter "quotes" (a word after a colon) are not checked
 
 
@@ -176,9 +171,9 @@ class AnswerChecker:
     def _quote_may_run_on(text: str, end: int) -> bool:
         """Whether a citation before ``end`` introduces a quote (a colon or a quote mark follows it), which may
         run past this sentence: such a piece waits for its line to end."""
-        for match in [m for m in LAW_CITATION_RE.finditer(text, 0, end) if m.group(2)] + bare_citations(text, end):
+        for match in LAW_CITATION_RE.finditer(text, 0, end):
             lead = QUOTE_LEAD_RE.match(text, match.end())
-            if lead and (lead.group(1) or text[lead.end():lead.end() + 1] in QUOTE_MARKS):
+            if match.group(2) and lead and (lead.group(1) or text[lead.end():lead.end() + 1] in QUOTE_MARKS):
                 return True
         return False
 
@@ -287,11 +282,12 @@ class AnswerChecker:
         in what the model wrote."""
         pieces: list[tuple[str, bool]] = []  # (text, is it statute text)
         position = 0
-        cited = self._cited(text)
-        for i, (match, doc) in enumerate(cited):
+        matches = [m for m in LAW_CITATION_RE.finditer(text) if m.group(2)]
+        for i, match in enumerate(matches):
             if match.start() < position:
                 continue
-            limit = cited[i + 1][0].start() if i + 1 < len(cited) else len(text.rstrip("\n"))
+            limit = matches[i + 1].start() if i + 1 < len(matches) else len(text.rstrip("\n"))
+            doc = cited_article(match, self.local)
             span = self._quote_span(text, match, limit, doc, line_start)
             if span is None:
                 continue
@@ -316,20 +312,6 @@ class AnswerChecker:
         unchecked = self._section in UNCHECKED_SECTIONS
         return "".join(self._statute_text(piece) if statute else piece if unchecked else self._prose(piece)
                        for piece, statute in pieces)
-
-    def _cited(self, text: str) -> list[tuple[re.Match[str], Document | None]]:
-        """The article citations in ``text`` with the evidence article each names (``None``: not in the evidence):
-        ``《法名》第X条``, and a bare ``第X条`` when all the local evidence is from one law, which it then names."""
-        cited = [(m, cited_article(m, self.local)) for m in LAW_CITATION_RE.finditer(text) if m.group(2)]
-        laws = {d.meta.get("law") for d in self.local}
-        if len(laws) == 1:
-            for match in bare_citations(text):
-                try:
-                    number = article_no(match.group(1), match.group(2))
-                except ValueError:
-                    continue
-                cited.append((match, next((d for d in self.local if d.meta.get("article_no") == number), None)))
-        return sorted(cited, key=lambda pair: pair[0].start())
 
     def _quote_span(self, text: str, match: re.Match[str], limit: int, doc: Document | None,
                     line_start: bool) -> tuple[int, int, int] | None:
@@ -393,3 +375,25 @@ class AnswerChecker:
             for mention in check.mentions.get(doc.id, []):
                 self._record(doc, mention)
         self.result.unverified += check.unverified
+
+
+class CheckedStream:
+    """A streaming callback that forwards the checked text of each completed line (`AnswerChecker.feed`), so a
+    streamed answer shows statute text from the store and the same flags as the final one; `flush()` at the end
+    sends the rest."""
+
+    def __init__(self, checker: AnswerChecker, callback: Callable[[Any], None]) -> None:
+        self.checker, self.callback = checker, callback
+        self._last: Any = None
+
+    def _forward(self, text: str) -> None:
+        if text and self._last is not None:
+            self.callback(replace(self._last, content=text))
+
+    def __call__(self, chunk: Any) -> None:
+        if chunk.content:
+            self._last = chunk
+            self._forward(self.checker.feed(chunk.content))
+
+    def flush(self, cut_off: bool = False) -> None:
+        self._forward(self.checker.finish(cut_off))

@@ -142,27 +142,3 @@ def test_prose_streams_a_sentence_at_a_time(evidence):
     assert checker.feed("【问题分析】涉及试用期。还涉及") == "【问题分析】涉及试用期。"
     assert checker.feed("期限。") == "还涉及期限。"
     assert checker.feed(f"依据《{LABOUR}》第十九条：试用期") == ""  # a quote may run on: wait for the line
-
-
-def test_a_quote_after_a_bare_article_number_is_checked_when_the_evidence_is_one_law(evidence, articles):
-    """Found by the fresh-clone demo: “3. 第十五条：<第十四条's second paragraph>” in 【法律解释】 passed unchecked,
-    as a quote needed a 《法名》. With all the evidence from one law, a bare 第X条 names that law's article."""
-    wrong = articles["第十九条"].content[:30]
-    text = (f"【法律解释】\n1. 第二十一条：{wrong}\n2. 第十九条：{articles['第十九条'].content[:30]}\n"
-            f"3. 第九十八条：{wrong}\n【建议】书面约定。")
-    checked = check(text, evidence)
-    lines = checked.text.split("\n")
-    assert lines[1].startswith("1. 第二十一条：") and wrong not in lines[1]  # replaced by 第二十一条's own text
-    assert articles["第二十一条"].content[:10] in lines[1]
-    assert lines[2] == f"2. 第十九条：{articles['第十九条'].content[:30]}"  # a true excerpt passes
-    assert lines[3].endswith(QUOTE_MISMATCH) and "第九十八条" in lines[3]  # not in the evidence: flagged
-    assert checked.quotes_checked == 3 and len(checked.quotes_replaced) == 1 and len(checked.quotes_flagged) == 1
-
-
-def test_a_bare_article_number_after_an_unbracketed_law_name_or_with_several_laws_is_left_alone(evidence, articles):
-    text = f"【法律解释】\n民法典第五百条：{articles['第十九条'].content[:30]}\n【建议】好。"
-    assert check(text, evidence).quotes_checked == 0  # “民法典第五百条” is another law's article
-    other = Document(content="机动车应当按规定停放。", meta={"law": "示例交通法", "article_no": "第一条",
-                                                     "key": "示例交通法第一条"})
-    text = f"【法律解释】\n第二十一条：{articles['第十九条'].content[:30]}\n【建议】好。"
-    assert check(text, [*evidence, other]).quotes_checked == 0  # two laws: a bare number is ambiguous
