@@ -125,7 +125,7 @@ class BodyLimitMiddleware:
 def configure_hayhooks() -> None:
     """Point Hayhooks at this project's deployments; its dashboards and span capture stay off (they would keep
     queries and documents in memory); cross-origin calls only from ``CORS_ALLOW_ORIGINS`` (default: none)."""
-    from hayhooks.settings import settings
+    from hayhooks.settings import StartupDeployStrategy, settings
 
     from pipelines.yaml_export import ALLOWLIST_ENV
 
@@ -133,6 +133,9 @@ def configure_hayhooks() -> None:
         os.environ.setdefault(name, value)
     settings.pipelines_dir = str(ROOT / "serving")
     settings.additional_python_path = str(ROOT)
+    # one deployment at a time: the parallel default imports the wrapper modules in threads, and once in CI one
+    # failed with "dictionary changed size during iteration" (Hayhooks then only logs it and serves without it)
+    settings.startup_deploy_strategy = StartupDeployStrategy.SEQUENTIAL
     settings.tracing_enabled = False
     settings.tracing_include_haystack_spans = False
     settings.monitoring_enabled = False

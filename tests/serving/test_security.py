@@ -108,3 +108,14 @@ def test_secrets_never_reach_responses_traces_or_logs(server):
 def test_the_server_binds_loopback_by_default(monkeypatch):
     monkeypatch.delenv("API_HOST", raising=False)
     assert build_parser().parse_args(["serve"]).host == "127.0.0.1"
+
+
+def test_deployments_are_loaded_one_at_a_time():
+    """Hayhooks' parallel start-up imports the wrapper modules in threads; once in CI one failed with
+    "dictionary changed size during iteration" and the server came up without it."""
+    from hayhooks.settings import StartupDeployStrategy, settings
+
+    from interfaces.server_app import configure_hayhooks
+
+    configure_hayhooks()
+    assert settings.startup_deploy_strategy == StartupDeployStrategy.SEQUENTIAL
