@@ -57,7 +57,7 @@ def pipeline_inputs(
     else:
         for path in RETRIEVAL_PATHS:
             data[path]["queries"] = [query]
-        data["state"] = {"query": query}
+        data["selector"] = {"query": query}
         if has_reranker(pipeline):
             data[RERANKER] = {"query": query}
     return data

@@ -19,11 +19,11 @@ from haystack import Document, Pipeline
 
 from helpers.cancellation import Cancellation
 from helpers.contracts import RETRIEVAL_PATHS
-from helpers.loop_state import LoopState, document_summary
+from helpers.loop_rounds import Round, best_round, document_summary
 
 StepCallback = Callable[[dict[str, Any]], None]
 TOP_KEYS = 5
-LOOP_DECISIONS = {"passed_state": "pass", "retry_state": "retry", "web_state": "web_search"}
+LOOP_DECISIONS = {"passed_rounds": "pass", "retry_rounds": "retry", "web_rounds": "web_search"}
 
 
 def _top(documents: list[Document], n: int = TOP_KEYS) -> list[dict[str, Any]]:
@@ -36,11 +36,10 @@ def describe_step(name: str, outputs: dict[str, Any]) -> dict[str, Any] | None:
         route = outputs.get("route", {})
         return {"stage": "route", "route": route.get("route"), "decided_by": route.get("decided_by")}
     if name == "rewriter":
-        state: LoopState = outputs["state"]
-        info = outputs.get("round_info", {})
-        return {"stage": "rewrite", "round": state.round + 1, "queries": outputs["queries"],
-                "status": info.get("rewrite", {}).get("status"), "reason": info.get("rewrite", {}).get("reason"),
-                "feedback": info.get("feedback", "")}
+        plan = outputs["plan"]
+        return {"stage": "rewrite", "round": plan["round"], "queries": outputs["queries"],
+                "status": plan["rewrite"].get("status"), "reason": plan["rewrite"].get("reason"),
+                "feedback": plan["feedback"]}
     if name in RETRIEVAL_PATHS:
         documents = outputs.get("documents", [])
         return {"stage": "retrieve", "path": name, "count": len(documents), "top": _top(documents)}
@@ -57,9 +56,10 @@ def describe_step(name: str, outputs: dict[str, Any]) -> dict[str, Any] | None:
     if name == "loop":
         for socket, decision in LOOP_DECISIONS.items():
             if socket in outputs:
-                state = outputs[socket]
-                return {"stage": "decision", "decision": decision, "round": state.round,
-                        "best_score": state.best_score, "best_round": state.best_round}
+                rounds: list[Round] = outputs[socket]
+                best = best_round(rounds)
+                return {"stage": "decision", "decision": decision, "round": len(rounds),
+                        "best_score": best.total if best else -1.0, "best_round": best.number if best else 0}
         return None
     if name == "web_search":
         return {"stage": "web_search", "status": outputs.get("status"), "message": outputs.get("message", ""),

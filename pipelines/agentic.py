@@ -21,7 +21,6 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.builders.answer_finalizer import AnswerFinalizer
 from components.builders.evidence_selector import EvidenceSelector
-from components.builders.retrieval_state import RetrievalState
 from components.generators.answer_generator import AnswerGenerator
 from components.generators.query_rewriter import QueryRewriter
 from components.joiners.web_evidence_merger import WebEvidenceMerger
@@ -30,7 +29,7 @@ from components.routers.round_tracker import RoundTracker
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
 from config.settings import Settings
 from helpers.contracts import RERANKER, RETRIEVAL_PATHS
-from helpers.loop_state import LoopState
+from helpers.loop_rounds import Round
 from pipelines.judges import make_judge
 from pipelines.prompts import ANSWER_TEMPLATE
 from pipelines.retrieval import add_retrieval, evidence_output, has_reranker, make_reranker
@@ -41,12 +40,13 @@ CACHE_SIZE = 256
 def loop_routes(max_rounds: int) -> list[dict[str, Any]]:
     """pass → answer; fail, rounds left and improving → rewrite again; otherwise → web search."""
     return [
-        {"condition": "{{ state.passed }}", "output": "state", "output_name": "passed_state",
-         "output_type": LoopState, "output_passthrough": True},
-        {"condition": f"{{{{ state.improved and state.round < {max_rounds} }}}}", "output": ["query", "state"],
-         "output_name": ["retry_query", "retry_state"], "output_type": [str, LoopState], "output_passthrough": True},
-        {"condition": "{{ True }}", "output": ["query", "state"], "output_name": ["web_query", "web_state"],
-         "output_type": [str, LoopState], "output_passthrough": True},
+        {"condition": "{{ passed }}", "output": "rounds", "output_name": "passed_rounds",
+         "output_type": list[Round], "output_passthrough": True},
+        {"condition": f"{{{{ improved and round < {max_rounds} }}}}", "output": ["query", "rounds"],
+         "output_name": ["retry_query", "retry_rounds"], "output_type": [str, list[Round]],
+         "output_passthrough": True},
+        {"condition": "{{ True }}", "output": ["query", "rounds"], "output_name": ["web_query", "web_rounds"],
+         "output_type": [str, list[Round]], "output_passthrough": True},
     ]
 
 
@@ -58,7 +58,9 @@ def link(pipeline: Pipeline, sender: str, receivers: list[str], *sockets: str) -
 
 
 def add_answer_stage(pipeline: Pipeline) -> None:
-    """Selector → prompt → answer → finalizer: takes ``selector.state`` (a `LoopState`), gives ``finalizer.result``."""
+    """Selector → prompt → answer → finalizer: the selector reads the query and the evidence candidates (sockets
+    ``selector.rounds`` / ``selector.documents`` and ``selector.web``, connected by the caller, who connects the same
+    to the finalizer's for the trace); gives ``finalizer.result``."""
     pipeline.add_component("selector", EvidenceSelector())
     pipeline.add_component("prompt", ChatPromptBuilder(template=ANSWER_TEMPLATE,
                                                        required_variables=["query", "evidence", "situation"]))
@@ -68,7 +70,6 @@ def add_answer_stage(pipeline: Pipeline) -> None:
     # against the same evidence
     link(pipeline, "selector", ["prompt", "answer", "finalizer"], "evidence", "query", "situation")
     link(pipeline, "selector", ["prompt"], "notes")
-    link(pipeline, "selector", ["finalizer"], "state")
     pipeline.connect("prompt.prompt", "answer.messages")
     link(pipeline, "answer", ["finalizer"], "text", "error", "llm_calls", "seconds", "removed", "cut_off")
 
@@ -87,29 +88,34 @@ def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settin
     pipeline.add_component("loop", ConditionalRouter(routes=loop_routes(settings.max_rounds)))
     pipeline.add_component("web_search", SerpAPIWebSearch())
     pipeline.add_component("web_merger", WebEvidenceMerger())
-    pipeline.add_component("state_joiner", BranchJoiner(LoopState))
+    pipeline.add_component("rounds_joiner", BranchJoiner(list[Round]))
     add_answer_stage(pipeline)
 
-    # a round: the question (first from the router, then from the loop) is rewritten, searched on every path,
-    # judged, and the tracker decides with the loop router where it goes next
+    # a round: the question (first from the router, then from the loop) is rewritten, searched on every path and
+    # judged; the tracker records the round and the loop router decides where it goes next. What travels round the
+    # loop is the list of rounds so far (immutable records, `helpers.loop_rounds`), read by the rewriter (what the
+    # judge found missing, the queries tried) and by the tracker (which appends the new round).
     pipeline.connect("router.query", "query_joiner.value")
+    pipeline.connect("router.query", "selector.query")  # the answer is for the question as asked
     pipeline.connect("query_joiner.value", "rewriter.query")
     link(pipeline, "rewriter", list(RETRIEVAL_PATHS), "queries")
     pipeline.connect("rewriter.query", "joiner.primary_query")  # the question outweighs its rewrites
-    link(pipeline, "rewriter", ["judge", RERANKER] if has_reranker(pipeline) else ["judge"], "query")
+    link(pipeline, "rewriter", ["judge", RERANKER, "loop"] if has_reranker(pipeline) else ["judge", "loop"], "query")
     link(pipeline, evidence_output(pipeline), ["judge", "tracker"], "documents")
-    link(pipeline, "rewriter", ["tracker"], "state", "round_info")
+    link(pipeline, "rewriter", ["tracker"], "plan")
     link(pipeline, "judge", ["tracker"], "evaluation")
-    link(pipeline, "tracker", ["loop"], "state", "query")
+    link(pipeline, "tracker", ["loop"], "rounds", "passed", "improved", "round")
     # the loop's three ways out: another round, the answer, or the web search and then the answer
     pipeline.connect("loop.retry_query", "query_joiner.value")
-    pipeline.connect("loop.retry_state", "rewriter.state")
-    pipeline.connect("loop.passed_state", "state_joiner.value")
-    for socket, receiver in (("web_query", "web_search.query"), ("web_state", "web_merger.state")):
-        pipeline.connect(f"loop.{socket}", receiver)
+    for receiver in ("rewriter.rounds", "tracker.rounds"):
+        pipeline.connect("loop.retry_rounds", receiver)
+    for socket in ("passed_rounds", "web_rounds"):
+        pipeline.connect(f"loop.{socket}", "rounds_joiner.value")
+    pipeline.connect("loop.web_query", "web_search.query")
     link(pipeline, "web_search", ["web_merger"], "documents", "status", "message")
-    pipeline.connect("web_merger.state", "state_joiner.value")
-    pipeline.connect("state_joiner.value", "selector.state")
+    for receiver in ("selector", "finalizer"):
+        pipeline.connect("rounds_joiner.value", f"{receiver}.rounds")
+        pipeline.connect("web_merger.web", f"{receiver}.web")
     return pipeline
 
 
@@ -117,8 +123,7 @@ def build_rag_pipeline(document_store: QdrantDocumentStore, settings: Settings, 
     """The baseline: one retrieval of the original query, no judge, straight to the answer."""
     pipeline = Pipeline()
     add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings))
-    pipeline.add_component("state", RetrievalState())
     add_answer_stage(pipeline)
-    pipeline.connect(f"{evidence_output(pipeline)}.documents", "state.documents")
-    pipeline.connect("state.state", "selector.state")
+    for receiver in ("selector", "finalizer"):
+        pipeline.connect(f"{evidence_output(pipeline)}.documents", f"{receiver}.documents")
     return pipeline

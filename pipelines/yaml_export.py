@@ -66,7 +66,7 @@ def load_query_pipeline(path: Path) -> tuple[Pipeline, str]:
         reason = (str(error).strip().splitlines() or [error.__class__.__name__])[0][:200]
         raise PipelineFileError(f"{path}: not a loadable pipeline: {reason}") from error
     components = set(pipeline.graph.nodes)
-    mode = "agentic" if {"router", "rewriter", "judge"} <= components else "rag" if "state" in components else ""
+    mode = "agentic" if {"router", "rewriter", "judge"} <= components else "rag" if "selector" in components else ""
     if not mode or "finalizer" not in components:
         raise PipelineFileError(f"{path}: not a query pipeline (expected the components of "
                                 f"yaml_pipelines/agentic.yaml or rag.yaml, got {sorted(components)})")

@@ -38,10 +38,10 @@ from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.builders.evidence_selector import EvidenceSelector
-from components.builders.retrieval_state import RetrievalState
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from components.routers.round_tracker import RoundTracker
-from helpers.loop_state import LoopState
+from helpers import loop_rounds
+from helpers.loop_rounds import Round
 from pipelines.agentic import add_answer_stage
 from pipelines.retrieval import retrieve
 
@@ -51,11 +51,12 @@ SEEN = EvidenceSelector().max_local  # articles the answer prompt is given
 
 def best_round(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """The round whose evidence the agentic answer used, chosen from the logged judge totals by the pipeline's own
-    rule (`RoundTracker`: the highest total, a tie to the later round)."""
-    state, tracker = LoopState(query=""), RoundTracker()
-    for entry in rounds:
-        tracker.run(state=state, documents=[], evaluation={"total": entry["total"]})
-    return rounds[state.best_round - 1]
+    rule (`helpers.loop_rounds.best_round`: the highest total, a tie to the later round)."""
+    records = [Round(number=i, queries=[], documents=[], evaluation={"total": entry["total"]})
+               for i, entry in enumerate(rounds, start=1)]
+    best = loop_rounds.best_round(records)
+    assert best is not None
+    return rounds[best.number - 1]
 
 
 def main() -> None:
@@ -80,8 +81,10 @@ def main() -> None:
     sample = random.Random(args.seed).sample(load_queries(args.queries), args.sample)
     items = [item for item in sample if logged.get(item["qid"], {}).get("rounds")]
 
-    def answer(state: LoopState, gold: list[str]) -> dict[str, Any]:
-        result = answer_stage.run({"selector": {"state": state}})["finalizer"]["result"]
+    def answer(question: str, gold: list[str], **candidates: Any) -> dict[str, Any]:
+        """``candidates``: ``rounds`` (judged) or ``documents`` (unjudged), as the answer stage's sockets take them."""
+        result = answer_stage.run({"selector": {"query": question, **candidates},
+                                   "finalizer": candidates})["finalizer"]["result"]
         return {**citation_recalls(result, gold), "situation": result.situation}
 
     rows, mismatches = [], 0
@@ -102,11 +105,11 @@ def main() -> None:
                 continue
             if situation == "judged":
                 evaluation = judge.run(query=question, documents=docs)["evaluation"]
-                state = RoundTracker().run(state=LoopState(query=question), documents=docs,
-                                           evaluation=evaluation)["state"]
+                plan = {"round": 1, "queries": [question]}
+                judged = RoundTracker().run(plan=plan, documents=docs, evaluation=evaluation)["rounds"]
+                row[variant] = answer(question, gold, rounds=judged)
             else:
-                state = RetrievalState().run(query=question, documents=docs)["state"]
-            row[variant] = answer(state, gold)
+                row[variant] = answer(question, gold, documents=docs)
         rows.append(row)
         print(f"{i}/{len(items)} {json.dumps(row, ensure_ascii=False)}", flush=True)
     store.close()

@@ -36,7 +36,7 @@ from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from components.generators.query_rewriter import QueryRewriter
-from helpers.loop_state import LoopState
+from helpers.loop_rounds import Round
 from llm_access.factory import make_chat_generator
 from pipelines.retrieval import retrieve
 
@@ -50,8 +50,8 @@ def rewrite_after_note(judge: LLMQualityJudge, rewriter: QueryRewriter, retrieva
     """Round 1 (the question alone) judged, then the queries the rewriter writes from the judge's note: what the
     pipeline's round 2 searches. Returns the round-1 evaluation and those queries."""
     evaluation = judge.run(query=question, documents=retrieve(retrieval, [question], top_k=10))["evaluation"]
-    state = LoopState(query=question, round=1, missing=str(evaluation.get("missing") or ""), tried_queries=[question])
-    return evaluation, rewriter.run(query=question, state=state)["queries"]
+    first = Round(number=1, queries=[question], documents=[], evaluation=evaluation)
+    return evaluation, rewriter.run(query=question, rounds=[first])["queries"]
 
 
 def main() -> None:

@@ -14,8 +14,8 @@
 
 Usage::
 
-    result = AnswerFinalizer().run(state=state, evidence=evidence, situation="sufficient", text=llm_text,
-                                   query=query)["result"]
+    result = AnswerFinalizer().run(query=query, evidence=evidence, situation="sufficient", rounds=rounds,
+                                   text=llm_text)["result"]
     result["answer"], result["citations"], result["needs_human"], result["trace"]
 """
 
@@ -25,7 +25,7 @@ from haystack import Document, component
 
 from helpers.answer_check import AnswerChecker, statute_entry
 from helpers.contracts import is_web
-from helpers.loop_state import LoopState
+from helpers.loop_rounds import Round, WebOutcome, best_round, document_summary, loop_trace
 from helpers.result import RAGResult
 from helpers.statute_labels import citation_label
 
@@ -65,13 +65,18 @@ class AnswerFinalizer:
     """Builds the final ``result``: answer, citations, judge scores, ``needs_human`` and the trace."""
 
     @component.output_types(result=RAGResult)
-    def run(self, state: LoopState, evidence: list[Document], situation: str, text: str = "", error: str = "",
-            llm_calls: int = 0, seconds: float = 0.0, query: str = "", removed: int = 0,
+    def run(self, query: str, evidence: list[Document], situation: str, rounds: list[Round] | None = None,
+            web: WebOutcome | None = None, documents: list[Document] | None = None, text: str = "",
+            error: str = "", llm_calls: int = 0, seconds: float = 0.0, removed: int = 0,
             cut_off: bool = False) -> dict[str, Any]:
         """:param query: the question the answer is for (quantities the user gave are not flagged);
+        :param rounds: the judged rounds (agentic mode; their scores and trace go into the result);
+        :param web: the web search's outcome, when there was one;
+        :param documents: plain RAG mode's one retrieval (listed in the trace);
         :param removed: sentences the LLM call's guards removed (counted in the trace);
         :param cut_off: the model stopped at its token limit (its unfinished sentence is left out, and said so)."""
-        state = state.counted("answer", llm_calls, seconds)
+        rounds = rounds or []
+        missing_text = rounds[-1].missing if rounds else ""
         needs_human = situation in ("none", "partial")
         mentions: dict[str, list[str]] = {}
         answer_error = None
@@ -79,7 +84,7 @@ class AnswerFinalizer:
         if checked is not None and not checked.text:
             checked, error = None, "回答的内容全部被移除（复述了提示词）"
         if situation == "none":
-            missing = f"还缺少：{state.missing}\n" if state.missing else ""
+            missing = f"还缺少：{missing_text}\n" if missing_text else ""
             answer, cited, unverified = NO_ANSWER.format(missing=missing), [], []
         elif error or not text.strip():
             answer_error = error or "空回复"
@@ -98,10 +103,11 @@ class AnswerFinalizer:
                 # insufficient evidence: say what was found, not only what the model chose to quote
                 answer += "\n\n检索到的其他相关法条：\n" + list_articles(found, evidence, query)
                 cited = cited + found
-        if state.web and state.web.get("status") != "ok" and state.web.get("message"):
-            answer += f"\n\n（说明：{state.web['message']}）"
-        last = state.rounds[-1]["evaluation"] if state.rounds else None
-        best = next((r["evaluation"] for r in state.rounds if r["round"] == state.best_round), last)
+        if web is not None and web.status != "ok" and web.message:
+            answer += f"\n\n（说明：{web.message}）"
+        best = best_round(rounds)
+        route = {} if rounds else {"mode": "rag", "retrieved": [document_summary(d) for d in documents or []]}
+        trace = loop_trace(query, rounds, web, situation if rounds else "rag", route, answer=(llm_calls, seconds))
         result = RAGResult(
             answer=answer,
             mode="",  # the caller knows which pipeline ran (`application.rag.answer_with` sets it)
@@ -112,9 +118,9 @@ class AnswerFinalizer:
             situation=situation,
             needs_human=needs_human,
             answer_error=answer_error,
-            scores=best,
+            scores=best.verdict() if best is not None else None,
             evidence=[citation_of(d) for d in evidence],
-            trace={**state.trace(), "answer_checks": {**(checked.report() if checked else {}),
+            trace={**trace, "answer_checks": {**(checked.report() if checked else {}),
                                                       "sentences_removed": removed}},
         )
         return {"result": result}

@@ -11,9 +11,12 @@ Situations:
   reply, no LLM call;
 - ``unjudged``: plain RAG mode (one retrieval, no judge).
 
+It reads the judged rounds (agentic mode: the best round's documents are the local candidates) or, in plain RAG
+mode, the one retrieval's ``documents``, and the web outcome where the loop searched the web.
+
 Usage::
 
-    out = EvidenceSelector(max_local=5).run(state=state)
+    out = EvidenceSelector(max_local=5).run(query="…", rounds=tracker_out["rounds"])
     out["situation"], [d.meta["key"] for d in out["evidence"]]
 """
 
@@ -22,7 +25,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.loop_state import LoopState
+from helpers.loop_rounds import Round, WebOutcome, best_round
 from helpers.prompt_guard import quote_data
 
 NONE_RELEVANCE = 1.0  # a judged relevance at or below this (of 10) means the hits are not about the question
@@ -48,35 +51,38 @@ class EvidenceSelector:
             meta["title"] = quote_data(str(meta["title"]))
         return replace(doc, content=quote_data(doc.content or ""), meta=meta)
 
-    @staticmethod
-    def _best_relevance(state: LoopState) -> float:
-        best = next((r for r in state.rounds if r["round"] == state.best_round), None)
-        return float(best["evaluation"].get("relevance") or 0.0) if best else 0.0
-
-    @component.output_types(evidence=list[Document], situation=str, query=str, notes=str, state=LoopState)
-    def run(self, state: LoopState) -> dict[str, Any]:
-        local = [self._as_evidence(d, str(i)) for i, d in enumerate(state.best_documents[: self.max_local], start=1)]
-        web = [self._as_evidence(d, f"网页{i}") for i, d in enumerate(state.web_documents[: self.max_web], start=1)]
-        judged = bool(state.rounds)
-        judge_failed = judged and all(r["evaluation"].get("error") for r in state.rounds)
-        if not judged:
+    @component.output_types(evidence=list[Document], situation=str, query=str, notes=str)
+    def run(self, query: str, rounds: list[Round] | None = None, documents: list[Document] | None = None,
+            web: WebOutcome | None = None) -> dict[str, Any]:
+        """:param rounds: the judged rounds (agentic mode);
+        :param documents: the one unjudged retrieval (plain RAG mode), used when there are no rounds;
+        :param web: the web search's outcome, when the loop gave up on local evidence."""
+        rounds = rounds or []
+        best = best_round(rounds)
+        candidates = best.documents if best is not None else list(documents or [])
+        local = [self._as_evidence(d, str(i)) for i, d in enumerate(candidates[: self.max_local], start=1)]
+        found = web.documents if web is not None else []
+        web_evidence = [self._as_evidence(d, f"网页{i}") for i, d in enumerate(found[: self.max_web], start=1)]
+        judge_failed = bool(rounds) and all(r.evaluation.get("error") for r in rounds)
+        relevance = float(best.evaluation.get("relevance") or 0.0) if best is not None else 0.0
+        missing = rounds[-1].missing if rounds else ""
+        if not rounds:
             situation = "unjudged" if local else "none"
-        elif state.passed:
+        elif rounds[-1].passed:
             situation = "sufficient"
-        elif web:
+        elif web_evidence:
             situation = "supplemented"
-        elif local and (judge_failed or self._best_relevance(state) > NONE_RELEVANCE):
+        elif local and (judge_failed or relevance > NONE_RELEVANCE):
             situation = "partial"
         else:
             situation = "none"
         notes = []
-        if state.web and state.web.get("status") != "ok":
-            notes.append(state.web.get("message", ""))
+        if web is not None and web.status != "ok":
+            notes.append(web.message)
         if judge_failed:
             notes.append("证据评估失败，无法确认检索到的法条是否充分。")
-        elif judged and situation != "sufficient" and state.missing:
-            notes.append(f"评估认为还缺少：{state.missing}")
-        evidence = local + web if situation != "none" else []
-        state = replace(state, decision=state.decision or situation)
-        return {"evidence": evidence, "situation": situation, "query": state.query,
-                "notes": "\n".join(n for n in notes if n), "state": state}
+        elif rounds and situation != "sufficient" and missing:
+            notes.append(f"评估认为还缺少：{missing}")
+        evidence = local + web_evidence if situation != "none" else []
+        return {"evidence": evidence, "situation": situation, "query": query,
+                "notes": "\n".join(n for n in notes if n)}

@@ -36,7 +36,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from helpers.jieba_tokenizer import JiebaTokenizer
-from helpers.loop_state import document_summary
+from helpers.loop_rounds import document_summary
 
 CALIBRATION_FILE = "evaluator.json"
 FEATURES = ("dense_cosine", "word_share", "found_bm25", "found_dense", "log_position", "log_bm25_rank",

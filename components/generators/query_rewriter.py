@@ -24,7 +24,7 @@ from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from helpers.llm_json import parse_json_object
-from helpers.loop_state import LoopState
+from helpers.loop_rounds import Round, tried_queries
 from llm_access.call_policy import LLMComponent
 
 SYSTEM = (
@@ -45,7 +45,9 @@ MAX_QUERY_CHARS = 200
 
 @component
 class QueryRewriter(LLMComponent):
-    """Produces ``queries`` (original first) for the retrieval paths and carries the loop state.
+    """Produces ``queries`` (original first) for the retrieval paths, and the round's ``plan`` for the tracker.
+
+    Reads the rounds so far (none in round 1): the last judge's note on what is missing and the queries tried.
 
     :param chat_generator: the LLM; ``None`` = the factory's main model at warm-up.
     :param max_variants: rewordings kept per round (besides the original).
@@ -62,19 +64,25 @@ class QueryRewriter(LLMComponent):
         self.max_variants = max_variants
         self.rewrite_first_round = rewrite_first_round
 
-    @component.output_types(queries=list[str], query=str, state=LoopState, round_info=dict)
-    def run(self, query: str, state: LoopState | None = None) -> dict[str, Any]:
-        """:param state: the loop state from the previous round (None in round 1)."""
+    @component.output_types(queries=list[str], query=str, plan=dict)
+    def run(self, query: str, rounds: list[Round] | None = None) -> dict[str, Any]:
+        """:param rounds: the rounds so far, from the loop (None in round 1).
+
+        :returns: ``queries`` to search, ``query`` (the original, for the judge), and ``plan``: the round's number,
+            queries, rewrite status, the feedback it answered and its LLM calls and seconds.
+        """
         started = time.perf_counter()
-        state = state if state is not None else LoopState(query=query)
-        if state.round == 0 and not self.rewrite_first_round:
-            return self._emit(query, [query], {"status": "skipped", "reason": FIRST_ROUND_NOTE}, state, 0, started)
+        rounds = rounds or []
+        tried = tried_queries(rounds)
+        missing = rounds[-1].missing if rounds else ""
+        if not rounds and not self.rewrite_first_round:
+            return self._emit(query, [query], {"status": "skipped", "reason": FIRST_ROUND_NOTE}, rounds, 0, started)
         prompt = f"用户问题：{query}"
-        if state.round > 0:
-            tried = "\n".join(f"- {q}" for q in state.tried_queries) or "（无）"
-            prompt += RETRY.format(missing=state.missing or "（评估未说明）", tried=tried)
+        if rounds:
+            listed = "\n".join(f"- {q}" for q in tried) or "（无）"
+            prompt += RETRY.format(missing=missing or "（评估未说明）", tried=listed)
         call = self.chat([ChatMessage.from_system(SYSTEM), ChatMessage.from_user(prompt)],
-                         {"temperature": 0.3 if state.round else 0, "max_tokens": 300,
+                         {"temperature": 0.3 if rounds else 0, "max_tokens": 300,
                           "response_format": {"type": "json_object"}})
         parsed = parse_json_object(call.text)
         info: dict[str, Any] = {"status": "ok"}
@@ -84,7 +92,7 @@ class QueryRewriter(LLMComponent):
         elif parsed is None or not isinstance(parsed.get("variants"), list):
             info = {"status": "fallback", "reason": "改写结果不是预期的 JSON，只检索原问题"}
         else:
-            seen = {query, *state.tried_queries}
+            seen = {query, *tried}
             for variant in parsed["variants"]:
                 text = str(variant).strip()[:MAX_QUERY_CHARS]
                 if text and text not in seen and len(variants) < self.max_variants:
@@ -96,12 +104,12 @@ class QueryRewriter(LLMComponent):
             info.update({"keywords": keywords, "domain": str(parsed.get("domain") or "")})
             if not variants:
                 info = {"status": "fallback", "reason": "没有得到新的改写，只检索原问题"}
-        return self._emit(query, [query, *variants], info, state, 1, started)
+        return self._emit(query, [query, *variants], info, rounds, 1, started)
 
     @staticmethod
-    def _emit(query: str, queries: list[str], info: dict[str, Any], state: LoopState, calls: int,
+    def _emit(query: str, queries: list[str], info: dict[str, Any], rounds: list[Round], calls: int,
               started: float) -> dict[str, Any]:
-        tried = [*state.tried_queries, *(q for q in queries if q not in state.tried_queries)]
-        round_info = {"queries": queries, "rewrite": info, "feedback": state.missing if state.round else ""}
-        state = state.counted("rewriter", calls, time.perf_counter() - started, tried_queries=tried)
-        return {"queries": queries, "query": query, "state": state, "round_info": round_info}
+        plan = {"round": len(rounds) + 1, "queries": queries, "rewrite": info,
+                "feedback": rounds[-1].missing if rounds else "", "llm_calls": calls,
+                "seconds": round(time.perf_counter() - started, 3)}
+        return {"queries": queries, "query": query, "plan": plan}

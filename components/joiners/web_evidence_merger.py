@@ -1,24 +1,23 @@
-"""WebEvidenceMerger: attaches the web-search outcome (results, or why there are none) to the loop state.
+"""WebEvidenceMerger: turns the web search's outputs into one `WebOutcome` for the evidence selector and the
+finalizer (results, or why there are none).
 
 Usage::
 
     merger = WebEvidenceMerger()
-    state = merger.run(state=state, documents=web_docs, status="ok", message="")["state"]
+    web = merger.run(documents=web_docs, status="ok", message="")["web"]
 """
 
-from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component
 
-from helpers.loop_state import LoopState, document_summary
+from helpers.loop_rounds import WebOutcome
 
 
 @component
 class WebEvidenceMerger:
-    """Puts web results beside the local evidence (local stays first) and records the search in the trace."""
+    """The web search's documents, status and message as a `WebOutcome` (the selector puts them after local)."""
 
-    @component.output_types(state=LoopState)
-    def run(self, state: LoopState, documents: list[Document], status: str, message: str = "") -> dict[str, Any]:
-        web = {"status": status, "message": message, "results": [document_summary(d) for d in documents]}
-        return {"state": replace(state, web_documents=list(documents), web=web)}
+    @component.output_types(web=WebOutcome)
+    def run(self, documents: list[Document], status: str, message: str = "") -> dict[str, Any]:
+        return {"web": WebOutcome(documents=list(documents), status=status, message=message)}

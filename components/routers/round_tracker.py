@@ -1,51 +1,46 @@
-"""RoundTracker: closes a retrieval round — records its trace, keeps the best evidence of all rounds so far,
-and sets the flags the loop's `ConditionalRouter` decides on (``passed``, ``improved``, ``round``).
+"""RoundTracker: closes a retrieval round. It records the round from the outputs that made it (the rewriter's
+``plan``, the fused ``documents``, the judge's ``evaluation``) and gives the loop's `ConditionalRouter` the flags it
+decides on.
 
-Best evidence = the round with the highest judge total. On a tie the later round's evidence is kept (the loop
-still stops, as the round did not improve): every round searches the original question, later rounds add the
-rewrites, and on STARD the fused original + rewrites found more gold articles than the original alone
-(research/reports/rewrite_study.md).
+It reads the rounds so far (from the loop; none in round 1) and writes a new list with the round appended: the
+rounds it was given are left as they are. Which round's evidence is best, and whether the round improved on all
+before it, are derived from the list (`helpers.loop_rounds`).
 
 Usage::
 
     tracker = RoundTracker()
-    out = tracker.run(state=state, documents=fused_docs, evaluation=judge_evaluation)
-    out["state"].passed, out["state"].improved, out["query"]
+    out = tracker.run(plan=rewriter_out["plan"], documents=fused_docs, evaluation=judge_evaluation)
+    out["rounds"], out["passed"], out["improved"], out["round"]
 """
 
 from typing import Any
 
 from haystack import Document, component
 
-from helpers.loop_state import LoopState, document_summary
-
-REQUIRED = ("scores", "total", "passed", "relevance", "reasoning", "missing", "error")
-# what the trained evaluator adds (JUDGE=evaluator|both): its probability, threshold, per-passage probabilities and,
-# on a fail with JUDGE=both, the LLM judge's scores
-EVALUATION_FIELDS = ("judge", *REQUIRED, "probability", "threshold", "passages", "llm_judge")
+from helpers.loop_rounds import Round, improved
 
 
 @component
 class RoundTracker:
-    """A new `LoopState` with one round's documents, evaluation and round info (the state is never changed)."""
+    """Appends one `Round` to the rounds so far and says whether it passed, whether it improved, and its number."""
 
-    @component.output_types(state=LoopState, query=str)
-    def run(self, state: LoopState, documents: list[Document], evaluation: dict,
-            round_info: dict | None = None) -> dict[str, Any]:
-        """:param round_info: the round's queries and rewrite, from the rewriter."""
-        number = state.round + 1
-        total = float(evaluation.get("total", 0.0))
-        best: dict[str, Any] = {}
-        if total >= state.best_score:  # a tie goes to the later round: it searched the original and the rewrites
-            best = {"best_score": total, "best_round": number, "best_documents": list(documents)}
-        entry = {
-            "round": number,
-            **(round_info or {}),
-            "retrieved": [document_summary(d) for d in documents],
-            "evaluation": {k: evaluation.get(k) for k in EVALUATION_FIELDS if k in evaluation or k in REQUIRED},
-        }
-        state = state.counted(
-            "judge", int(evaluation.get("llm_calls", 0)), float(evaluation.get("seconds", 0.0)),
-            round=number, improved=total > state.best_score, last_score=total, passed=bool(evaluation.get("passed")),
-            missing=str(evaluation.get("missing") or ""), rounds=[*state.rounds, entry], **best)
-        return {"state": state, "query": state.query}
+    @component.output_types(rounds=list[Round], passed=bool, improved=bool, round=int)
+    def run(self, plan: dict, documents: list[Document], evaluation: dict,
+            rounds: list[Round] | None = None) -> dict[str, Any]:
+        """:param plan: the round's number, queries, rewrite, feedback, LLM calls and seconds, from the rewriter;
+        :param rounds: the rounds before this one, from the loop (None in round 1)."""
+        rounds = list(rounds or [])
+        if plan.get("round", len(rounds) + 1) != len(rounds) + 1:
+            raise ValueError(f"round {plan.get('round')} was planned, but {len(rounds)} rounds came before it")
+        this = Round(
+            number=len(rounds) + 1,
+            queries=list(plan.get("queries") or []),
+            documents=list(documents),
+            evaluation=dict(evaluation),
+            rewrite=dict(plan.get("rewrite") or {}),
+            feedback=str(plan.get("feedback") or ""),
+            llm_calls={"rewriter": int(plan.get("llm_calls", 0)), "judge": int(evaluation.get("llm_calls", 0))},
+            seconds={"rewriter": float(plan.get("seconds", 0.0)), "judge": float(evaluation.get("seconds", 0.0))},
+        )
+        rounds.append(this)
+        return {"rounds": rounds, "passed": this.passed, "improved": improved(rounds), "round": this.number}

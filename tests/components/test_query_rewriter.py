@@ -9,4 +9,4 @@ def test_the_component_default_searches_round_one_as_asked_like_the_settings_def
     assert rewriter.rewrite_first_round is Settings().rewrite_first_round is False
     result = rewriter.run(query="公司收集我的个人信息需要我同意吗")
     assert result["queries"] == ["公司收集我的个人信息需要我同意吗"]
-    assert result["state"].llm_calls["rewriter"] == 0 and result["round_info"]["rewrite"]["status"] == "skipped"
+    assert result["plan"]["llm_calls"] == 0 and result["plan"]["rewrite"]["status"] == "skipped"
