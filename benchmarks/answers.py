@@ -167,7 +167,9 @@ def score(result: RAGResult, gold: list[str], query: str, texts: dict[str, str])
     rendered = checks.get("rendered_articles") or []
     return {
         **text_scores(result.answer, texts),
-        "model_misquotes": len(checks.get("quotes_replaced") or []) + len(checks.get("quotes_flagged") or []),
+        "model_misquotes": sum(len(checks.get(k) or []) for k in ("quotes_replaced", "quotes_relabelled",
+                                                                   "quotes_flagged")),
+        "relabelled": len(checks.get("quotes_relabelled") or []),
         **number_findings(result, query),
         "echo": int((checks.get("sentences_removed") or 0) > 0),
         "sections_dropped": len(checks.get("sections_dropped") or []),
@@ -181,7 +183,8 @@ def score(result: RAGResult, gold: list[str], query: str, texts: dict[str, str])
 
 
 COLUMNS = [  # (row field, heading, how: sum or mean)
-    ("model_misquotes", "misquotes in the model's text (replaced or flagged)", sum),
+    ("model_misquotes", "misquotes in the model's text (replaced, relabelled or flagged)", sum),
+    ("relabelled", "of them relabelled (the quote was another evidence article's)", sum),
     ("misattributed_unflagged", "misattributed quotes left unflagged (goal 0)", sum),
     ("rendered_mismatches", "rendered text ≠ database (goal 0)", sum),
     ("numbers", "quantities stated", sum),

@@ -9,9 +9,11 @@ citation), so a stream is checked as it arrives and the streamed text is the che
   marked ``（节选）``), in the order the model named them; whatever the model wrote as their text is discarded
   (counted as a replaced quote where it was not the article's). An article not in the evidence stays as its label
   with 〔未核实〕 and no text.
-- **A quote the model writes elsewhere** (``《法名》第X条：…`` or ``《法名》第X条规定“…”``) must be the named
-  article's text (`helpers.quotes.is_excerpt`); one that is not is replaced by the article's text, or flagged
-  〔引文不符〕 when the article is not in the evidence.
+- **A quote the model writes elsewhere** (``《法名》第X条：…`` or ``《法名》第X条规定“…”``, or a bare ``第X条：…``
+  when all the evidence is from one law) must be the named article's text (`helpers.quotes.is_excerpt`). One that
+  is not is relabelled when it is the text of exactly one other evidence article (the right text under the wrong
+  label: 第十五条 → 第十四条, 《劳动法》 → 《劳动合同法》), else replaced by the named article's text, or flagged
+  〔引文不符〕 when that article is not in the evidence. 【相关法条】 follows the same rule.
 - **Every quantity** the model states (`helpers.quantities`: 六个月, 一千元, 十六周岁, 30%) must occur in the
   evidence or the question; one that does not is flagged 〔未见依据〕.
 - **Citations** are verified as `helpers.citations.verify_citations` does (〔未核实〕); text quoted from the store
@@ -29,14 +31,19 @@ Usage::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
 
 from haystack import Document
 
-from helpers.chinese_numerals import CN_NUMERAL_CHARS
-from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK, CitationCheck, cited_article, verify_citations
+from helpers.checked_answer import CheckedAnswer
+from helpers.citations import (
+    BARE_ARTICLE_RE,
+    LAW_CITATION_RE,
+    UNVERIFIED_MARK,
+    CitationCheck,
+    bare_citations,
+    cited_article,
+    verify_citations,
+)
 from helpers.contracts import is_web
 from helpers.prompt_guard import SECTION_HEADER
 from helpers.quantities import quantities
@@ -54,8 +61,8 @@ QUOTE_LEAD_RE = re.compile(r"[ \t]*(?:中|的)?(?:明确)?(?:规定|指出|写�
 LIST_PREFIX_RE = re.compile(r"[ \t\-*•·>]*(?:\d+[.、)]|[（(][一二三四五六七八九十\d]+[）)])?[ \t]*")
 SENTENCE_RE = re.compile(r"[^。！？!?\n]*[。！？!?]?")
 SENTENCE_END_RE = re.compile(r"[。！？!?]+[”」』\"）)]*")
-BARE_ARTICLE_RE = re.compile(rf"第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?")
 MIN_QUOTE = 4  # shorter "quotes" (a word after a colon) are not checked
+MIN_OWNED_QUOTE = 10  # a quote at least this long, of exactly one other evidence article, is that article's text
 
 
 def statute_text(text: str, evidence: list[Document]) -> str:
@@ -69,31 +76,6 @@ def statute_entry(doc: Document, evidence: list[Document], hint: str = "") -> tu
     whether it is an excerpt."""
     text, partial = excerpt(doc.content or "", hint=hint)
     return f"{citation_label(doc)}{EXCERPT_MARK if partial else ''}：{statute_text(text, evidence)}", partial
-
-
-@dataclass
-class CheckedAnswer:
-    """The checked text, the evidence it cites, and what the check did (`report` goes into the trace)."""
-
-    text: str
-    verified: list[Document] = field(default_factory=list)
-    unverified: list[str] = field(default_factory=list)
-    mentions: dict[str, list[str]] = field(default_factory=dict)
-    rendered: list[str] = field(default_factory=list)  # keys of the articles written from the store
-    excerpts: int = 0
-    quotes_checked: int = 0
-    quotes_replaced: list[str] = field(default_factory=list)  # the model's quotes that were not the article's
-    quotes_flagged: list[str] = field(default_factory=list)
-    numbers_checked: int = 0
-    numbers_flagged: list[str] = field(default_factory=list)
-    sections_dropped: list[str] = field(default_factory=list)
-    cut_off: str = ""  # the unfinished sentence left out of a reply cut at the token limit
-
-    def report(self) -> dict[str, Any]:
-        return {"rendered_articles": self.rendered, "excerpts": self.excerpts, "quotes_checked": self.quotes_checked,
-                "quotes_replaced": self.quotes_replaced, "quotes_flagged": self.quotes_flagged,
-                "numbers_checked": self.numbers_checked, "numbers_flagged": self.numbers_flagged,
-                "sections_dropped": self.sections_dropped, "cut_off": self.cut_off}
 
 
 class AnswerChecker:
@@ -171,9 +153,9 @@ class AnswerChecker:
     def _quote_may_run_on(text: str, end: int) -> bool:
         """Whether a citation before ``end`` introduces a quote (a colon or a quote mark follows it), which may
         run past this sentence: such a piece waits for its line to end."""
-        for match in LAW_CITATION_RE.finditer(text, 0, end):
+        for match in [m for m in LAW_CITATION_RE.finditer(text, 0, end) if m.group(2)] + bare_citations(text, end):
             lead = QUOTE_LEAD_RE.match(text, match.end())
-            if match.group(2) and lead and (lead.group(1) or text[lead.end():lead.end() + 1] in QUOTE_MARKS):
+            if lead and (lead.group(1) or text[lead.end():lead.end() + 1] in QUOTE_MARKS):
                 return True
         return False
 
@@ -250,6 +232,13 @@ class AnswerChecker:
         matches = [m for m, _ in named]
         lines, seen = [], set()
         for i, (match, doc) in enumerate(named):
+            written = section[match.end():matches[i + 1].start() if i + 1 < len(matches) else len(section)]
+            written = QUOTE_LEAD_RE.sub("", written, count=1).strip()
+            first = SENTENCE_RE.match(written.lstrip("，,“「『\"")).group(0)  # the quote's head decides
+            mismatch = len(normalise(first)) >= MIN_QUOTE and not (doc and is_excerpt(first, doc.content or ""))
+            if mismatch and (owner := self._owner(first, doc)) is not None:
+                self.result.quotes_relabelled.append(f"{match.group(0)} → {citation_label(owner)}")
+                doc, mismatch = owner, False
             name = doc.id if doc is not None else match.group(0)
             if name in seen:
                 continue
@@ -258,13 +247,18 @@ class AnswerChecker:
                 self.result.unverified.append(match.group(0))
                 lines.append(match.group(0) + UNVERIFIED_MARK + "\n")
                 continue
-            written = section[match.end():matches[i + 1].start() if i + 1 < len(matches) else len(section)]
-            written = QUOTE_LEAD_RE.sub("", written, count=1).strip()
-            first = SENTENCE_RE.match(written.lstrip("，,“「『\"")).group(0)  # the quote's head decides
-            if len(normalise(first)) >= MIN_QUOTE and not is_excerpt(first, doc.content or ""):
+            if mismatch:
                 self.result.quotes_replaced.append(f"{citation_label(doc)}：{written[:60]}")
             lines.append(self._statute_line(doc, hint=self.query + self._written + written))
         return "".join(lines)
+
+    def _owner(self, quote: str, named: Document | None) -> Document | None:
+        """The one evidence article, other than the one ``named``, whose text ``quote`` is (at least
+        `MIN_OWNED_QUOTE` characters of it): the model quoted the right text under the wrong label."""
+        if len(normalise(quote)) < MIN_OWNED_QUOTE:
+            return None
+        owners = [d for d in self.local if d is not named and is_excerpt(quote, d.content or "")]
+        return owners[0] if len(owners) == 1 else None
 
     def _statute_line(self, doc: Document, hint: str) -> str:
         line, partial = statute_entry(doc, self.evidence, hint)
@@ -282,12 +276,11 @@ class AnswerChecker:
         in what the model wrote."""
         pieces: list[tuple[str, bool]] = []  # (text, is it statute text)
         position = 0
-        matches = [m for m in LAW_CITATION_RE.finditer(text) if m.group(2)]
-        for i, match in enumerate(matches):
+        cited = self._cited(text)
+        for i, (match, doc) in enumerate(cited):
             if match.start() < position:
                 continue
-            limit = matches[i + 1].start() if i + 1 < len(matches) else len(text.rstrip("\n"))
-            doc = cited_article(match, self.local)
+            limit = cited[i + 1][0].start() if i + 1 < len(cited) else len(text.rstrip("\n"))
             span = self._quote_span(text, match, limit, doc, line_start)
             if span is None:
                 continue
@@ -296,6 +289,16 @@ class AnswerChecker:
             if len(normalise(quote)) < MIN_QUOTE:
                 continue
             self.result.quotes_checked += 1
+            if not (doc and is_excerpt(quote, doc.content or "")) and (owner := self._owner(quote, doc)) is not None:
+                # the right text under the wrong label: the label is corrected, the quote (and what follows that is
+                # the same article's text) is kept as the store's text
+                label = citation_label(owner) if match.group(0).startswith("《") else str(owner.meta["article_no"])
+                self.result.quotes_relabelled.append(f"{match.group(0)} → {citation_label(owner)}")
+                self._record(owner, label)
+                start, end, close_end = self._quote_span(text, match, limit, owner, line_start) or span
+                quote, doc = text[start:end], owner
+                pieces.append((text[position:match.start()] + label, False))
+                position = match.end()
             pieces.append((text[position:start], False))
             if doc is None:
                 self.result.quotes_flagged.append(f"{match.group(0)}：{quote[:60]}")
@@ -312,6 +315,20 @@ class AnswerChecker:
         unchecked = self._section in UNCHECKED_SECTIONS
         return "".join(self._statute_text(piece) if statute else piece if unchecked else self._prose(piece)
                        for piece, statute in pieces)
+
+    def _cited(self, text: str) -> list[tuple[re.Match[str], Document | None]]:
+        """The article citations in ``text`` with the evidence article each names (``None``: not in the evidence):
+        ``《法名》第X条``, and a bare ``第X条`` when all the local evidence is from one law, which it then names."""
+        cited = [(m, cited_article(m, self.local)) for m in LAW_CITATION_RE.finditer(text) if m.group(2)]
+        laws = {d.meta.get("law") for d in self.local}
+        if len(laws) == 1:
+            for match in bare_citations(text):
+                try:
+                    number = article_no(match.group(1), match.group(2))
+                except ValueError:
+                    continue
+                cited.append((match, next((d for d in self.local if d.meta.get("article_no") == number), None)))
+        return sorted(cited, key=lambda pair: pair[0].start())
 
     def _quote_span(self, text: str, match: re.Match[str], limit: int, doc: Document | None,
                     line_start: bool) -> tuple[int, int, int] | None:
@@ -375,25 +392,3 @@ class AnswerChecker:
             for mention in check.mentions.get(doc.id, []):
                 self._record(doc, mention)
         self.result.unverified += check.unverified
-
-
-class CheckedStream:
-    """A streaming callback that forwards the checked text of each completed line (`AnswerChecker.feed`), so a
-    streamed answer shows statute text from the store and the same flags as the final one; `flush()` at the end
-    sends the rest."""
-
-    def __init__(self, checker: AnswerChecker, callback: Callable[[Any], None]) -> None:
-        self.checker, self.callback = checker, callback
-        self._last: Any = None
-
-    def _forward(self, text: str) -> None:
-        if text and self._last is not None:
-            self.callback(replace(self._last, content=text))
-
-    def __call__(self, chunk: Any) -> None:
-        if chunk.content:
-            self._last = chunk
-            self._forward(self.checker.feed(chunk.content))
-
-    def flush(self, cut_off: bool = False) -> None:
-        self._forward(self.checker.finish(cut_off))

@@ -22,6 +22,8 @@ LAW_CITATION_RE = re.compile(
     rf"《([^》]{{1,40}})》\s*(?:第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?)?"
 )
 WEB_CITATION_RE = re.compile(r"\[网页(\d+)\]")
+BARE_ARTICLE_RE = re.compile(rf"第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?")
+LAW_NAME_ENDINGS = ("法", "法典", "条例", "规定", "决定", "解释", "办法", "细则", "》")
 UNVERIFIED_MARK = "〔未核实〕"
 
 
@@ -87,3 +89,12 @@ def verify_citations(text: str, evidence: list[Document], flag_law_names: bool =
 
     check.text = WEB_CITATION_RE.sub(web_citation, LAW_CITATION_RE.sub(law_citation, text))
     return check
+
+
+def bare_citations(text: str, end: int | None = None) -> list[re.Match[str]]:
+    """``第X条`` citations without a law name: not part of a ``《法名》第X条``, nor right after an unbracketed law
+    name (“民法典第五条”), which could be any law."""
+    named = [m.span() for m in LAW_CITATION_RE.finditer(text, 0, len(text) if end is None else end)]
+    return [m for m in BARE_ARTICLE_RE.finditer(text, 0, len(text) if end is None else end)
+            if not any(start <= m.start() < stop for start, stop in named)
+            and not text[:m.start()].rstrip().endswith(LAW_NAME_ENDINGS)]

@@ -142,3 +142,63 @@ def test_prose_streams_a_sentence_at_a_time(evidence):
     assert checker.feed("【问题分析】涉及试用期。还涉及") == "【问题分析】涉及试用期。"
     assert checker.feed("期限。") == "还涉及期限。"
     assert checker.feed(f"依据《{LABOUR}》第十九条：试用期") == ""  # a quote may run on: wait for the line
+
+
+def test_a_quote_after_a_bare_article_number_is_checked_when_the_evidence_is_one_law(evidence, articles):
+    """Found by the fresh-clone demo: “3. 第十五条：<第十四条's second paragraph>” in 【法律解释】 passed unchecked,
+    as a quote needed a 《法名》. With all the evidence from one law, a bare 第X条 names that law's article."""
+    nineteen = articles["第十九条"].content[:30]
+    text = (f"【法律解释】\n1. 第二十一条：劳动合同可以约定试用期。\n2. 第十九条：{nineteen}\n"
+            "3. 第九十八条：试用期最长不得超过六个月。\n【建议】书面约定。")
+    checked = check(text, evidence)
+    lines = checked.text.split("\n")
+    assert lines[1].startswith("1. 第二十一条：") and "劳动合同可以约定试用期" not in lines[1]  # its own text
+    assert articles["第二十一条"].content[:10] in lines[1]
+    assert lines[2] == f"2. 第十九条：{nineteen}"  # a true excerpt passes
+    assert lines[3].endswith(QUOTE_MISMATCH) and "第九十八条" in lines[3]  # not in the evidence: flagged
+    assert checked.quotes_checked == 3 and len(checked.quotes_replaced) == 1 and len(checked.quotes_flagged) == 1
+
+
+def test_the_right_text_under_the_wrong_label_gets_the_label_of_its_text(evidence, articles):
+    """The real model's sample answer wrote “3. 第十五条：<第十四条's text>”: a true quote, mislabelled. The label is
+    corrected (and counted); the same for a citation of another law whose quoted text is an evidence article's."""
+    nineteen = articles["第十九条"].content[:30]
+    text = (f"【法律解释】\n1. 第二十一条：{nineteen}\n2. 第九十八条：{nineteen}\n"
+            f"依据《中华人民共和国劳动法》第十九条规定“{nineteen}”，所以要看期限。\n【建议】书面约定。")
+    checked = check(text, evidence)
+    lines = checked.text.split("\n")
+    assert lines[1] == f"1. 第十九条：{nineteen}" and lines[2] == f"2. 第十九条：{nineteen}"
+    assert lines[3] == f"依据《{LABOUR}》第十九条规定“{nineteen}”，所以要看期限。"
+    assert checked.quotes_relabelled == ["第二十一条 → 《中华人民共和国劳动合同法》第十九条",
+                                         "第九十八条 → 《中华人民共和国劳动合同法》第十九条",
+                                         "《中华人民共和国劳动法》第十九条 → 《中华人民共和国劳动合同法》第十九条"]
+    assert not checked.quotes_replaced and not checked.quotes_flagged and not checked.unverified
+    assert [d.meta["article_no"] for d in checked.verified] == ["第十九条"]
+
+
+def test_a_short_or_shared_quote_is_not_relabelled(evidence, articles):
+    """Only a quote of at least `MIN_OWNED_QUOTE` characters found in exactly one other article moves the label."""
+    checked = check(f"【法律解释】《{LABOUR}》第四十七条规定“试用期”，另见。\n", evidence)
+    assert not checked.quotes_relabelled
+    shared = [articles["第十九条"], Document(content=articles["第十九条"].content, meta={
+        "law": LABOUR, "article_no": "第二百条", "key": LABOUR + "第二百条"}), articles["第四十七条"]]
+    checked = check(f"【法律解释】《{LABOUR}》第四十七条：{articles['第十九条'].content[:30]}\n", shared)
+    assert not checked.quotes_relabelled and len(checked.quotes_replaced) == 1
+
+
+def test_the_statute_section_lists_the_article_whose_text_the_model_wrote(evidence, articles):
+    nineteen = articles["第十九条"].content[:30]
+    checked = check(f"【相关法条】《中华人民共和国劳动法》第二十一条：{nineteen}\n【建议】好。", evidence)
+    section = checked.text.split("【相关法条】\n")[1].split("【建议】")[0]
+    assert section == f"《{LABOUR}》第十九条：{articles['第十九条'].content}\n"
+    assert checked.rendered == [LABOUR + "第十九条"] and not checked.unverified
+    assert len(checked.quotes_relabelled) == 1
+
+
+def test_a_bare_article_number_after_an_unbracketed_law_name_or_with_several_laws_is_left_alone(evidence, articles):
+    text = f"【法律解释】\n民法典第五百条：{articles['第十九条'].content[:30]}\n【建议】好。"
+    assert check(text, evidence).quotes_checked == 0  # “民法典第五百条” is another law's article
+    other = Document(content="机动车应当按规定停放。", meta={"law": "示例交通法", "article_no": "第一条",
+                                                     "key": "示例交通法第一条"})
+    text = f"【法律解释】\n第二十一条：{articles['第十九条'].content[:30]}\n【建议】好。"
+    assert check(text, [*evidence, other]).quotes_checked == 0  # two laws: a bare number is ambiguous
