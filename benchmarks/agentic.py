@@ -40,6 +40,7 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from config.settings import Settings
 from helpers.result import RAGResult
 from llm_access.factory import resolve_endpoint
+from pipelines.indexing import Indexer
 from pipelines.judges import resolve_judge
 from pipelines.stores import open_document_store
 from provisioning.train import corpus_settings
@@ -133,8 +134,11 @@ def fold_askers(settings: Settings, queries_path: str, queries: list[dict[str, A
     pairs = stard_pairs(queries_path)
     for fold in sorted({fold_by_qid[q["qid"]] for q in queries}):
         trained = fold_models(settings, pairs, fold, adapt=embedder == "adapted").settings
-        askers[fold] = AgenticRAG(open_document_store(corpus_settings(trained)),
-                                  dataclasses.replace(corpus_settings(trained), judge=settings.judge))
+        store = open_document_store(corpus_settings(trained))
+        # a store written before BM25 weights were stored (or with other k1/b) ranks keyword hits wrongly until
+        # its weights are rewritten: a no-op when they are current
+        Indexer(store, corpus_settings(trained)).reweight()
+        askers[fold] = AgenticRAG(store, dataclasses.replace(corpus_settings(trained), judge=settings.judge))
     return askers, fold_by_qid
 
 

@@ -147,12 +147,18 @@ def number_findings(result: RAGResult, query: str) -> dict[str, int]:
     return counts
 
 
+LIST_ITEM_RE = re.compile(r"(?:[-*•·]|\d+[.、)]|[（(][一二三四五六七八九十\d]+[）)])\s*\S")
+
+
 def broken_sections(answer: str) -> int:
-    """Sections with no text, or whose text stops mid-sentence (【相关法条】 lists labels and is exempt)."""
+    """Sections with no text, or whose text stops mid-sentence (【相关法条】 lists labels and is exempt, and so is a
+    section ending in a list item, which needs no full stop)."""
     broken = 0
     for header, body in sections(answer):
         text = body.strip().replace(NO_BASIS, "").replace(QUOTE_MISMATCH, "").replace(UNVERIFIED_MARK, "")
-        broken += not text or (header != STATUTE_SECTION and text[-1] not in ENDS)
+        last_line = text.rsplit("\n", 1)[-1].strip()
+        broken += not text or (header != STATUTE_SECTION and text[-1] not in ENDS
+                               and not LIST_ITEM_RE.match(last_line))
     return broken
 
 
@@ -207,7 +213,7 @@ def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int
             continue
         cells = []
         for field, _, how in COLUMNS:
-            value = how([r[field] for r in done])
+            value = how([r.get(field, 0) for r in done])  # rows from before a column existed: 0
             cells.append(f"{value:.3f}" if how is statistics.mean else f"{value}")
         lines.append(f"| {mode} | {len(done)} | " + " | ".join(cells) +
                      f" | {statistics.median(r['seconds'] for r in done):.1f} |")

@@ -45,3 +45,13 @@ def test_agentic_rows_keep_each_round_for_offline_analysis():
     assert round_summaries(result) == [{"round": 1, "total": 27.0, "queries": ["q"],
                                         "keys": [f"k{i}" for i in range(20)]}]
     assert round_summaries(RAGResult(answer="", mode="rag", trace={"rounds": []})) == []  # rag mode: no rounds
+
+
+def test_a_section_cut_mid_sentence_is_broken_but_one_ending_in_a_list_item_is_not():
+    """Found by the answers benchmark: a complete 【尚缺信息】 list counted as broken for lack of a full stop."""
+    from benchmarks.answers import broken_sections
+
+    listed = "【尚缺信息】\n需要知道：\n- 违法行为的类型\n- 造成的后果\n【建议】补充说明。"
+    assert broken_sections(listed) == 0
+    assert broken_sections("【尚缺信息】还缺少关于\n【建议】补充说明。") == 1  # the issue's fragment
+    assert broken_sections("【尚缺信息】\n【建议】补充说明。") == 1  # empty

@@ -290,10 +290,10 @@ def test_instructions_echoed_by_a_small_model_are_dropped_from_the_answer(llm, m
     """What the local 1.5B model did: it copied the partial-evidence instructions into its answer. The copied
     sentences go whole, and a section they leave empty goes with its header (issue 20: the old guard left
     fragments such as 【尚缺信息】还缺少关于)."""
-    echo = ("【初步结论】先直接回答问题：证据能确定什么就写什么结论，并说明依据哪一条。\n"
+    echo = ("【初步结论】先直接回答问题，写出证据能确定的结论和所依据的条文。\n"
             f"【初步结论】需要取得同意。依据《{PIPL}》第十四条。\n"
-            "【尚缺信息】证据没有覆盖、但回答这个问题还需要的具体事实或规定。\n"
-            "【建议】需要补充说明哪些情况，或换一种问法；必要时咨询律师。说明是否为敏感个人信息。")
+            "【尚缺信息】列出回答这个问题还要知道、证据里却没有的事实或规定。\n"
+            "【建议】写提问者下一步具体可以怎么做，如补充说明哪些情况或换个问法。说明是否为敏感个人信息。")
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
     llm.add_rule(JUDGE, [judge(6, "缺少例外"), judge(5, "缺少例外")])
     llm.add_rule(ANSWERER, echo)
@@ -306,7 +306,7 @@ def test_instructions_echoed_by_a_small_model_are_dropped_from_the_answer(llm, m
 
 
 def test_instructions_echoed_while_streaming_are_dropped_from_the_stream_too(llm, make_rag):
-    echo = f"【尚缺信息】证据没有覆盖、但回答这个问题还需要的具体事实或规定。\n依据《{PIPL}》第十四条，需要取得同意。"
+    echo = f"【尚缺信息】列出回答这个问题还要知道、证据里却没有的事实或规定。\n依据《{PIPL}》第十四条，需要取得同意。"
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
     llm.add_rule(JUDGE, [judge(6, "缺少例外"), judge(5, "缺少例外")])
     llm.add_rule(ANSWERER, echo)
