@@ -102,6 +102,11 @@ def improved(rounds: list[Round]) -> bool:
     return bool(rounds) and all(rounds[-1].total > r.total for r in rounds[:-1])
 
 
+def still_missing(rounds: list[Round]) -> str:
+    """What the last round's judge said is missing ("" before the first round)."""
+    return rounds[-1].missing if rounds else ""
+
+
 def tried_queries(rounds: list[Round]) -> list[str]:
     """Every query searched so far, in the order first searched."""
     return list(dict.fromkeys(q for r in rounds for q in r.queries))

@@ -25,7 +25,7 @@ from haystack import Document, component
 
 from helpers.answer_check import AnswerChecker, statute_entry
 from helpers.contracts import is_web
-from helpers.loop_rounds import Round, WebOutcome, best_round, document_summary, loop_trace
+from helpers.loop_rounds import Round, WebOutcome, best_round, document_summary, loop_trace, still_missing
 from helpers.result import RAGResult
 from helpers.statute_labels import citation_label
 
@@ -76,7 +76,7 @@ class AnswerFinalizer:
         :param removed: sentences the LLM call's guards removed (counted in the trace);
         :param cut_off: the model stopped at its token limit (its unfinished sentence is left out, and said so)."""
         rounds = rounds or []
-        missing_text = rounds[-1].missing if rounds else ""
+        missing_text = still_missing(rounds)
         needs_human = situation in ("none", "partial")
         mentions: dict[str, list[str]] = {}
         answer_error = None

@@ -25,7 +25,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.loop_rounds import Round, WebOutcome, best_round
+from helpers.loop_rounds import Round, WebOutcome, best_round, still_missing
 from helpers.prompt_guard import quote_data
 
 NONE_RELEVANCE = 1.0  # a judged relevance at or below this (of 10) means the hits are not about the question
@@ -65,7 +65,7 @@ class EvidenceSelector:
         web_evidence = [self._as_evidence(d, f"网页{i}") for i, d in enumerate(found[: self.max_web], start=1)]
         judge_failed = bool(rounds) and all(r.evaluation.get("error") for r in rounds)
         relevance = float(best.evaluation.get("relevance") or 0.0) if best is not None else 0.0
-        missing = rounds[-1].missing if rounds else ""
+        missing = still_missing(rounds)
         if not rounds:
             situation = "unjudged" if local else "none"
         elif rounds[-1].passed:

@@ -24,7 +24,7 @@ from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from helpers.llm_json import parse_json_object
-from helpers.loop_rounds import Round, tried_queries
+from helpers.loop_rounds import Round, still_missing, tried_queries
 from llm_access.call_policy import LLMComponent
 
 SYSTEM = (
@@ -74,7 +74,7 @@ class QueryRewriter(LLMComponent):
         started = time.perf_counter()
         rounds = rounds or []
         tried = tried_queries(rounds)
-        missing = rounds[-1].missing if rounds else ""
+        missing = still_missing(rounds)
         if not rounds and not self.rewrite_first_round:
             return self._emit(query, [query], {"status": "skipped", "reason": FIRST_ROUND_NOTE}, rounds, 0, started)
         prompt = f"用户问题：{query}"
@@ -110,6 +110,6 @@ class QueryRewriter(LLMComponent):
     def _emit(query: str, queries: list[str], info: dict[str, Any], rounds: list[Round], calls: int,
               started: float) -> dict[str, Any]:
         plan = {"round": len(rounds) + 1, "queries": queries, "rewrite": info,
-                "feedback": rounds[-1].missing if rounds else "", "llm_calls": calls,
+                "feedback": still_missing(rounds), "llm_calls": calls,
                 "seconds": round(time.perf_counter() - started, 3)}
         return {"queries": queries, "query": query, "plan": plan}
