@@ -68,9 +68,17 @@ class RAGService:
             if not create and name not in existing:
                 raise UnknownKnowledgeBaseError(f"unknown knowledge base {name!r}; existing: {', '.join(existing)}")
             rag = AgenticRAG(open_document_store(self.settings, name), self.settings)
+            if stale := self._stale_weights(SourceManifest(rag.store)):
+                logger.warning("Knowledge base {collection}: the BM25 weights of {count} source(s) are out of date (an "
+                               "older store, other BM25_K1/BM25_B, or a moved average length), so keyword search "
+                               "ranks them wrongly until `python -m pipelines reweight --collection {collection}` or "
+                               "the next index run.", collection=name, count=stale)
             with self._lock:
                 self._rags[name] = rag
             return rag
+
+    def _stale_weights(self, manifest: SourceManifest) -> int:
+        return len(manifest.stale_weights(self.settings.bm25_k1, self.settings.bm25_b, self.settings.bm25_max_drift))
 
     def agent(self, name: str | None = None) -> KnowledgeAgent:
         """The knowledge base's agent (agent mode), bound to its current pipelines."""
@@ -108,9 +116,11 @@ class RAGService:
         fingerprint = embedding_fingerprint(self.settings)
         for name in list_collections(store_location(self.settings)):
             store = open_document_store(self.settings, name)  # the store only: no pipelines or models to list it
-            records = SourceManifest(store).all()
+            manifest = SourceManifest(store)
+            records = manifest.all()
             out.append({"name": name, "documents": store.count_documents(), "sources": len(records),
                         "stale_sources": sum(r.status == COMPLETE and r.embedding != fingerprint for r in records),
+                        "stale_weight_sources": self._stale_weights(manifest),
                         "incomplete_sources": sum(r.status != COMPLETE for r in records)})
         return out
 

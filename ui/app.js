@@ -278,7 +278,8 @@ async function refreshKnowledgeBases(select) {
       const remove = el("button", { type: "button", text: "删除", "aria-label": `删除 ${b.name}` });
       remove.addEventListener("click", () => deleteKnowledgeBase(b.name));
       const warnings = [b.incomplete_sources ? `${b.incomplete_sources} 个来源索引未完成` : "",
-                        b.stale_sources ? `${b.stale_sources} 个来源需用当前模型重新向量化` : ""].filter(Boolean);
+                        b.stale_sources ? `${b.stale_sources} 个来源需用当前模型重新向量化` : "",
+                        b.stale_weight_sources ? `${b.stale_weight_sources} 个来源的关键词权重需重算` : ""].filter(Boolean);
       const label = el("span", { text: `${b.name}：${b.documents} 条，${b.sources} 个来源` });
       if (warnings.length) label.append(el("span", { class: "status error", text: `（${warnings.join("；")}）` }));
       return el("li", { "data-name": b.name }, label, remove);

@@ -73,3 +73,29 @@ def test_building_a_cold_knowledge_base_blocks_no_other_request(settings, llm, m
         cold.join(60)
         service.close()
     assert not cold.is_alive()
+
+
+def test_a_knowledge_base_with_out_of_date_bm25_weights_is_reported_when_served(settings, llm, caplog):
+    """Found by the answers benchmark: stores written before BM25 weights were stored made keyword search rank
+    wrongly, and only the CLI said so. The service now logs it when it loads the knowledge base, and lists it."""
+    from document_store.source_manifest import SourceManifest, SourceRecord
+
+    service = RAGService(settings)
+    try:
+        service.index("handbook", files=handbook("员工应当按时上班。"))
+        assert service.knowledge_bases()[0]["stale_weight_sources"] == 0
+        manifest = SourceManifest(service.rag("handbook").store)
+        record = manifest.all()[0]
+        manifest._put(SourceRecord(record.source, record.status, record.content_hash, record.count,
+                                   record.updated_at, record.embedding))  # as an older version wrote it
+    finally:
+        service.close()
+    service = RAGService(settings)
+    try:
+        assert service.knowledge_bases()[0]["stale_weight_sources"] == 1
+        with caplog.at_level("WARNING"):
+            service.rag("handbook")
+        assert "BM25 weights of 1 source(s) are out of date" in caplog.text
+        assert "reweight --collection handbook" in caplog.text
+    finally:
+        service.close()

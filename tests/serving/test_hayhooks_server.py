@@ -152,7 +152,8 @@ def test_index_endpoint_adds_a_document_the_next_query_finds(server):
     statutes = run(server, {"query": "加班应当支付加班费", "mode": "rag"}).json()["result"]
     assert not any(e["key"].startswith("员工手册") for e in statutes["evidence"])  # knowledge bases stay apart
     listed = run(server, {"action": "list"}, "knowledge_bases").json()["result"]["knowledge_bases"]
-    assert {"name": "handbook", "documents": 2, "sources": 1, "stale_sources": 0, "incomplete_sources": 0} in listed
+    assert {"name": "handbook", "documents": 2, "sources": 1, "stale_sources": 0, "stale_weight_sources": 0,
+            "incomplete_sources": 0} in listed
     assert run(server, {"action": "delete", "name": "handbook"}, "knowledge_bases").status_code == 200
     assert run(server, {"query": "加班", "knowledge_base": "handbook"}).status_code == 404
 
