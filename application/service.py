@@ -27,7 +27,7 @@ from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.text_files import text_document, upload_name
 from helpers.result import RAGResult
 from pipelines.embedders import embedding_fingerprint
-from pipelines.indexing import Indexer, Source, law_sources
+from pipelines.indexing import Indexer, Source, law_sources, stale_weight_sources, stale_weights_warning
 from pipelines.stores import open_document_store, store_location
 
 logger = logging.getLogger(__name__)
@@ -68,17 +68,12 @@ class RAGService:
             if not create and name not in existing:
                 raise UnknownKnowledgeBaseError(f"unknown knowledge base {name!r}; existing: {', '.join(existing)}")
             rag = AgenticRAG(open_document_store(self.settings, name), self.settings)
-            if stale := self._stale_weights(SourceManifest(rag.store)):
-                logger.warning("Knowledge base {collection}: the BM25 weights of {count} source(s) are out of date (an "
-                               "older store, other BM25_K1/BM25_B, or a moved average length), so keyword search "
-                               "ranks them wrongly until `python -m pipelines reweight --collection {collection}` or "
-                               "the next index run.", collection=name, count=stale)
+            if stale := stale_weight_sources(SourceManifest(rag.store), self.settings):
+                logger.warning("Knowledge base {collection}: {warning}", collection=name,
+                               warning=stale_weights_warning(len(stale), name))
             with self._lock:
                 self._rags[name] = rag
             return rag
-
-    def _stale_weights(self, manifest: SourceManifest) -> int:
-        return len(manifest.stale_weights(self.settings.bm25_k1, self.settings.bm25_b, self.settings.bm25_max_drift))
 
     def agent(self, name: str | None = None) -> KnowledgeAgent:
         """The knowledge base's agent (agent mode), bound to its current pipelines."""
@@ -120,7 +115,7 @@ class RAGService:
             records = manifest.all()
             out.append({"name": name, "documents": store.count_documents(), "sources": len(records),
                         "stale_sources": sum(r.status == COMPLETE and r.embedding != fingerprint for r in records),
-                        "stale_weight_sources": self._stale_weights(manifest),
+                        "stale_weight_sources": len(stale_weight_sources(manifest, self.settings)),
                         "incomplete_sources": sum(r.status != COMPLETE for r in records)})
         return out
 

@@ -36,7 +36,6 @@ from haystack import Document
 
 from helpers.checked_answer import CheckedAnswer
 from helpers.citations import (
-    BARE_ARTICLE_RE,
     LAW_CITATION_RE,
     UNVERIFIED_MARK,
     CitationCheck,
@@ -211,18 +210,20 @@ class AnswerChecker:
         """The articles a 【相关法条】 section names, in order: ``《法名》第X条``, and a bare ``第X条`` when exactly
         one law of the evidence has that article (a small model often leaves the law name out of a list)."""
         named = [(m, cited_article(m, self.local)) for m in LAW_CITATION_RE.finditer(section) if m.group(2)]
-        spans = [m.span() for m, _ in named]
-        for match in BARE_ARTICLE_RE.finditer(section):
-            if any(start <= match.start() < end for start, end in spans):
-                continue
+        named += [(m, docs[0]) for m, docs in self._bare_articles(section) if len({d.meta.get("law") for d in docs}) == 1]
+        return sorted(named, key=lambda pair: pair[0].start())
+
+    def _bare_articles(self, text: str) -> list[tuple[re.Match[str], list[Document]]]:
+        """Each bare ``第X条`` of ``text`` (`helpers.citations.bare_citations`) with the evidence articles of that
+        number."""
+        found = []
+        for match in bare_citations(text):
             try:
                 number = article_no(match.group(1), match.group(2))
             except ValueError:
                 continue
-            docs = [d for d in self.local if d.meta.get("article_no") == number]
-            if len({d.meta.get("law") for d in docs}) == 1:
-                named.append((match, docs[0]))
-        return sorted(named, key=lambda pair: pair[0].start())
+            found.append((match, [d for d in self.local if d.meta.get("article_no") == number]))
+        return found
 
     def _render(self, section: str) -> str:
         """Each article the section names, with its exact text; a section naming none is checked as prose."""
@@ -320,14 +321,8 @@ class AnswerChecker:
         """The article citations in ``text`` with the evidence article each names (``None``: not in the evidence):
         ``《法名》第X条``, and a bare ``第X条`` when all the local evidence is from one law, which it then names."""
         cited = [(m, cited_article(m, self.local)) for m in LAW_CITATION_RE.finditer(text) if m.group(2)]
-        laws = {d.meta.get("law") for d in self.local}
-        if len(laws) == 1:
-            for match in bare_citations(text):
-                try:
-                    number = article_no(match.group(1), match.group(2))
-                except ValueError:
-                    continue
-                cited.append((match, next((d for d in self.local if d.meta.get("article_no") == number), None)))
+        if len({d.meta.get("law") for d in self.local}) == 1:
+            cited += [(m, docs[0] if docs else None) for m, docs in self._bare_articles(text)]
         return sorted(cited, key=lambda pair: pair[0].start())
 
     def _quote_span(self, text: str, match: re.Match[str], limit: int, doc: Document | None,

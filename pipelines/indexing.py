@@ -96,6 +96,20 @@ def build_indexing_pipeline(document_store: QdrantDocumentStore, settings: Setti
     return pipeline
 
 
+def stale_weight_sources(manifest: SourceManifest, settings: Settings) -> list[SourceRecord]:
+    """The sources whose BM25 weights are out of date under ``settings`` (what `Indexer.reweight` rewrites), found
+    without building an indexer."""
+    return manifest.stale_weights(settings.bm25_k1, settings.bm25_b, settings.bm25_max_drift)
+
+
+def stale_weights_warning(count: int, collection: str | None = None) -> str:
+    """What the CLI and the service say about ``count`` sources with out-of-date BM25 weights."""
+    option = f" --collection {collection}" if collection else ""
+    return (f"the BM25 weights of {count} source(s) are out of date (an older store, other BM25_K1/BM25_B, or a "
+            "collection whose average length has moved), so keyword search ranks them wrongly. Run "
+            f"`python -m pipelines reweight{option}` (or the next `index`) to rewrite them.")
+
+
 class Indexer:
     """Runs the indexing pipeline over sources, keeping the store and its manifest consistent."""
 
