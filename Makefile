@@ -1,6 +1,6 @@
 # Two commands on a fresh machine:
-#   make run    set up (venv, packages, offline models), index the default corpus, answer the sample question
-#   make test   set up and run the whole test suite (what CI runs)
+#   make run    set up (venv, packages, offline models), answer the sample question, then train the full stack
+#   make test   set up (no training) and run the whole test suite (what CI runs)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -22,14 +22,16 @@ LLAMA_WHEELS := $(HOME)/.cache/agentic-rag-wheels/llama-cpp-python-$(LLAMA_VERSI
 NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(ARCH)),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)')
 
-.PHONY: run test setup venv models browser lint serve bench-indexing bench-retrieval clean
+.PHONY: run test setup venv models base-models browser lint serve bench-indexing bench-retrieval clean
 
 run: $(STAMP)  # demo runs setup itself (once: no repeated lines)
 	$(PY) -m pipelines demo
 
-test: models browser
+# The suite trains nothing on the full corpus: training is tested on small fixtures, and what the full training
+# produces is measured by the benchmarks (benchmarks/retrieval.py, judge_calibration.py).
+test: base-models browser
 	$(VENV)/bin/lint-imports --no-cache
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=20
 
 # The UI tests drive Debian's Chromium (no browser download) and need a CJK font for readable screenshots.
 browser:
@@ -41,19 +43,28 @@ setup: models
 
 venv: $(STAMP)
 
+# Each step prints its seconds ("[setup] …: N s"); `pipelines setup` prints the rest of the phases at its end.
+SINCE = $$(( $$(date +%s) - t ))
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml Makefile
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	ls $(LLAMA_WHEELS)/*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
-	  $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS) "$(LLAMA_REQ)"
-	$(PY) -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEELS)/*.whl
-	$(PY) -m pip install -q --find-links $(LLAMA_WHEELS) -r requirements-dev.txt
-	PYTHONWARNINGS=ignore $(PY) -m pip install -q --no-deps --no-build-isolation -e .  # the project itself (pyproject.toml)
+	@echo "[setup] venv and torch …"; t=$$(date +%s); \
+	  { test -x $(PY) || $(PYTHON) -m venv $(VENV); } && $(PY) -m pip install -q --upgrade pip && \
+	  $(PY) -m pip install -q torch==2.13.0 && echo "[setup] venv and torch: $(SINCE) s"
+	@echo "[setup] llama-cpp-python wheel for this CPU …"; t=$$(date +%s); \
+	  { ls $(LLAMA_WHEELS)/*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
+	    $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS) "$(LLAMA_REQ)"; } && \
+	  $(PY) -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEELS)/*.whl && \
+	  echo "[setup] llama-cpp-python wheel for this CPU: $(SINCE) s"
+	@echo "[setup] packages …"; t=$$(date +%s); \
+	  $(PY) -m pip install -q --find-links $(LLAMA_WHEELS) -r requirements-dev.txt && \
+	  PYTHONWARNINGS=ignore $(PY) -m pip install -q --no-deps --no-build-isolation -e . && \
+	  echo "[setup] packages: $(SINCE) s"  # the project itself (pyproject.toml), editable
 	touch $(STAMP)
 
 models: $(STAMP)
 	$(PY) -m pipelines setup
+
+base-models: $(STAMP)
+	$(PY) -m pipelines setup --no-train
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -141,6 +141,8 @@ class Settings:
     evaluator_model: str = setting("EVALUATOR_MODEL", f"models/{EVALUATOR}")
     evaluator_threshold: float | None = setting("EVALUATOR_THRESHOLD", None, _probability)
     trained_models: bool = setting("TRAINED_MODELS", True)
+    training_pairs: str = setting("TRAINING_PAIRS", "")  # empty: the bundled STARD train pairs
+    training_laws: tuple[str, ...] = setting("TRAINING_LAWS", ("all",), _names)
     llm_timeout: float = setting("LLM_TIMEOUT", 120.0)
     llm_max_retries: int = setting("LLM_MAX_RETRIES", 2)
     llm_ctx: int = setting("LLM_CTX", 4096)

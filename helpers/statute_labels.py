@@ -4,16 +4,20 @@ Usage::
 
     from helpers.statute_labels import LAW_NAME_PREFIX, article_no, citation_label
     article_no("13")             # "第十三条"; article_no("十三", "一") → "第十三条之一"
+    key_law("中华人民共和国民法典第五百条")   # "中华人民共和国民法典"
     citation_label(doc)          # "《中华人民共和国个人信息保护法》第十三条"
 """
 
 from __future__ import annotations
+
+import re
 
 from haystack import Document
 
 from helpers.chinese_numerals import cn_to_int, int_to_cn
 
 LAW_NAME_PREFIX = "中华人民共和国"  # national laws carry it in the corpus; users and answers often leave it out
+_KEY_RE = re.compile(r"^(.+?)(第[零〇一二三四五六七八九十百千万]+条(?:之[一二三四五六七八九十]+)?)$")
 
 
 def article_no(number: str, suffix: str | None = None) -> str:
@@ -26,3 +30,10 @@ def article_no(number: str, suffix: str | None = None) -> str:
 def citation_label(doc: Document) -> str:
     """The label an answer cites an article by: ``《law》article_no``."""
     return f"《{doc.meta.get('law', '')}》{doc.meta.get('article_no', '')}"
+
+
+def key_law(key: str) -> str:
+    """The law of an article key (``law + article_no``, as the corpus and the training pairs write it); a key
+    without an article number is its own law."""
+    match = _KEY_RE.match(key)
+    return match.group(1) if match else key

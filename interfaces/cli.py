@@ -9,7 +9,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -26,22 +25,26 @@ from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
 from document_store.qdrant_store import StoreConfigError, StoreLockedError
 from document_store.search_backend import resolve_backend
-from document_store.source_manifest import SourceManifest
+from document_store.source_manifest import SourceManifest, SourceRecord
 from document_store.statute_db import StatuteDB, UnknownLawError
 from document_store.text_files import FileLoadError
 from helpers.contracts import PIPELINE_MODES, Mode, RetrievalPath
 from helpers.result import RAGResult
 from llm_access.embedded_server import LLMServerError
+from pipelines.judges import describe_judge
 from pipelines.stores import open_document_store
 
 EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, StoreConfigError, LLMServerError, ValueError)
 
 
 def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
+    from provisioning.phases import Phases
     from provisioning.provision import provision
 
-    for line in provision(settings, llm=not args.no_llm, train=not args.no_train):
+    phases = Phases()
+    for line in provision(settings, llm=not args.no_llm, train=not args.no_train, phases=phases):
         print(line)
+    print("\n".join(phases.summary()))
 
 
 def cmd_train(args: argparse.Namespace, settings: Settings) -> None:
@@ -227,6 +230,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
         print(f"knowledge base '{store.index}' at {where}: {store.count_documents()} documents, {len(records)} sources")
         for record in records:
             print(f"  {record.status:9s} {record.count:6d}  {record.source}")
+        print(f"models: {_embedded_with(records, settings)}; judge: {describe_judge(settings)}")
         count, length = manifest.corpus()
         if count:
             print(f"BM25: k1={settings.bm25_k1:g}, b={settings.bm25_b:g}, average article length {length / count:.1f} "
@@ -236,20 +240,32 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
         store.close()
 
 
+def _embedded_with(records: list[SourceRecord], settings: Settings) -> str:
+    """Which embedder the sources' vectors were made with, as far as the current settings can tell."""
+    from pipelines.embedders import embedding_fingerprint
+
+    current = embedding_fingerprint(settings)
+    others = sum(r.embedding != current for r in records)
+    name = Path(settings.embedding_model).name
+    if not records:
+        return f"embedder {name} (nothing indexed yet)"
+    if not others:
+        return f"every source embedded with {name} ({settings.embedding_model}, fingerprint {current})"
+    return f"{others} of {len(records)} source(s) embedded with another embedder than {name} (re-run `index`)"
+
+
 def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
     for name, count in StatuteDB().law_counts().items():
         print(f"{count:6d}  {name}")
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
-    """The main job: set up, index the default laws, answer a question with the agentic pipeline."""
-    parser = build_parser()  # the sub-commands' own defaults, so these calls cannot drift from the CLI
-    cmd_setup(parser.parse_args(["setup"]), settings)
-    # setup may have installed the adapted embedder: the knowledge base is (re-)embedded and searched with it
-    settings = dataclasses.replace(settings, embedding_model=Settings.from_env().embedding_model)
-    cmd_index(parser.parse_args(["index"]), settings)
-    print(f"\n问题：{args.query}\n")
-    cmd_ask(parser.parse_args(["ask", args.query, "--mode", "agentic"]), settings)
+    """The main job: the models, a first answer with the agentic pipeline, then the full trained stack
+    (`interfaces.demo`)."""
+    from interfaces.demo import run_demo
+
+    # the sub-commands' own parser and defaults, so the demo's calls cannot drift from the CLI
+    run_demo(validate_query(args.query), settings, build_parser(), cmd_index, cmd_ask)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -202,3 +202,13 @@ def shared_server(gguf_path: str | Path, **kwargs: object) -> EmbeddedLLMServer:
             _shared = EmbeddedLLMServer(gguf_path, **kwargs).start()  # type: ignore[arg-type]
             atexit.register(_shared.stop)
         return _shared
+
+
+def stop_shared_server() -> None:
+    """Stop the shared server now (its memory back before long work such as training); the next
+    `shared_server` call starts a new one."""
+    global _shared
+    with _shared_lock:
+        if _shared is not None:
+            _shared.stop()
+            _shared = None

@@ -34,6 +34,28 @@ def evaluator_available(settings: Settings) -> bool:
     return settings.trained_models and (Path(settings.evaluator_model) / CALIBRATION_FILE).is_file()
 
 
+def evaluator_scope(settings: Settings) -> str | None:
+    """Which evaluator is installed: ``full`` (trained through the whole corpus with the configured embedder; also
+    one trained before scopes were recorded), ``quick`` (the first answer's, `provisioning.quick_start`), or None."""
+    try:
+        trained = json.loads((Path(settings.evaluator_model) / CALIBRATION_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(trained.get("scope", "full")) if isinstance(trained, dict) else None
+
+
+def describe_judge(settings: Settings) -> str:
+    """The judge these settings use, in words (for `stats` and logs)."""
+    try:
+        kind = resolve_judge(settings)
+    except ValueError as error:
+        return f"none usable ({error})"
+    if kind == "llm":
+        return "the LLM rubric (no trained evaluator)" if settings.judge == "auto" else "the LLM rubric"
+    note = " + the LLM's note on failure" if kind == "both" else ""
+    return f"the {evaluator_scope(settings)} relevance evaluator at {settings.evaluator_model}{note}"
+
+
 def resolve_judge(settings: Settings, require_model: bool = True) -> str:
     """The judge ``JUDGE`` names, with ``auto`` resolved; a clear error for an unknown name or a missing model
     (``require_model=False``: build the pipeline anyway, e.g. to export it as YAML)."""

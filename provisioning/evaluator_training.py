@@ -7,6 +7,9 @@
    its judged top ``judged`` (5), and a logistic fit on them says P(a gold article is among the judged passages).
    That fit is the calibration: its probabilities are out of sample by construction.
 3. **Threshold**: the probability that classifies those out-of-fold questions best.
+4. **``oof_auc``**: how well the best out-of-fold passage score of the judged passages separates evidence with a
+   gold article from evidence without one (ROC AUC; no model saw the question it scores). It is what `setup`
+   prints to say whether a judge is informative.
 
 A cross-encoder fine-tuned from e5-small (`CrossEncoderTrainer`, `BinaryCrossEntropyLoss`, hybrid hard negatives)
 was tried first and dropped: one CPU epoch on 4/5 of STARD train (6 minutes) gave an evidence AUC of 0.55–0.57 and
@@ -114,4 +117,13 @@ def train_evaluator(pairs: list[Pair], candidates: list[list[Document]], recipe:
     probabilities = [sigmoid(linear(evidence, row)) for row in evidence_x]
     return {"features": list(FEATURES), "passage": passage, "evidence": evidence,
             "threshold": best_threshold(probabilities, evidence_y), "recipe": asdict(recipe),
-            "questions": len(pairs), "passages": len(x), "good_evidence_share": sum(evidence_y) / len(evidence_y)}
+            "questions": len(pairs), "passages": len(x), "good_evidence_share": sum(evidence_y) / len(evidence_y),
+            "oof_auc": roc_auc([row[0] for row in evidence_x], evidence_y)}
+
+
+def roc_auc(scores: list[float], labels: list[int]) -> float:
+    """The probability that a random positive outscores a random negative (ties count half)."""
+    positives = [s for s, y in zip(scores, labels, strict=True) if y]
+    negatives = [s for s, y in zip(scores, labels, strict=True) if not y]
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))

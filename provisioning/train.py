@@ -50,7 +50,9 @@ from pipelines.embedders import embedding_fingerprint
 from pipelines.stores import open_document_store
 from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
 from provisioning.evaluator_training import Recipe, train_evaluator
+from provisioning.isolated import in_child, release_memory
 from provisioning.onnx_export import is_complete
+from provisioning.phases import Phases
 from provisioning.training_pairs import DEFAULT_PAIRS, Pair, check_gold, load_pairs, pairs_digest
 
 if TYPE_CHECKING:
@@ -75,10 +77,11 @@ class TrainResult:
     settings: Settings  # the given settings pointed at the trained models (without installing them)
 
 
-def corpus_settings(settings: Settings) -> Settings:
-    """Where the whole statute corpus is indexed with ``settings``' embedder (for training and the benchmarks)."""
+def corpus_settings(settings: Settings, name: str = CORPUS_COLLECTION) -> Settings:
+    """Where the training corpus ``name`` (default: the whole statute corpus) is indexed with ``settings``'
+    embedder (for training and the benchmarks)."""
     return dataclasses.replace(settings, qdrant_path=settings.data_dir / "corpus_qdrant",
-                               collection=f"{CORPUS_COLLECTION}_{embedding_fingerprint(settings)[:10]}")
+                               collection=f"{name}_{embedding_fingerprint(settings)[:10]}")
 
 
 def base_settings(settings: Settings) -> Settings:
@@ -120,16 +123,17 @@ def retrieve_candidates(store: Any, settings: Settings, pairs: list[Pair], depth
 class _Corpus:
     """The training corpus indexed with a given embedder: its store, opened once, indexed if incomplete."""
 
-    def __init__(self, sources: Sequence[Source], progress: bool) -> None:
-        self.sources, self.progress = sources, progress
+    def __init__(self, sources: Sequence[Source], progress: bool, phases: Phases, name: str) -> None:
+        self.sources, self.progress, self.phases, self.name = sources, progress, phases, name
 
     def open(self, settings: Settings) -> tuple[Any, Settings]:
         from pipelines.indexing import Indexer
 
-        store_settings = corpus_settings(settings)
+        store_settings = corpus_settings(settings, self.name)
         store = open_document_store(store_settings)
         try:
-            Indexer(store, store_settings).index(self.sources, progress=self.progress)
+            with self.phases.phase(f"index {len(self.sources)} laws with {Path(settings.embedding_model).name}"):
+                Indexer(store, store_settings).index(self.sources, progress=self.progress)
         except BaseException:
             store.close()
             raise
@@ -140,10 +144,25 @@ def _identity(*parts: object) -> str:
     return hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:16]
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 @contextmanager
 def staged(cached: Path) -> Iterator[Path]:
-    """A fresh staging folder beside ``cached``, renamed to it in one step when the block completes."""
+    """A fresh staging folder beside ``cached``, renamed to it in one step when the block completes. Staging
+    folders that killed runs left (their process is gone) are removed first."""
     staging = cached.with_name(f"{cached.name}.tmp-{os.getpid()}")
+    for left in cached.parent.glob(f"{cached.name}.tmp-*") if cached.parent.is_dir() else []:
+        pid = left.name.rsplit("-", 1)[1]
+        if left != staging and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(left, ignore_errors=True)
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
@@ -157,23 +176,29 @@ def staged(cached: Path) -> Iterator[Path]:
 def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = None, collection: str | None = None, *,
                  sources: Sequence[Source] | None = None, recipe: Recipe | None = None,
                  embedder_recipe: EmbedderRecipe | None = None, adapt: bool | None = None,
-                 progress: bool = True, install_links: bool = True) -> TrainResult:
+                 progress: bool = True, install_links: bool = True, phases: Phases | None = None,
+                 scope: str = "full", corpus_name: str = CORPUS_COLLECTION) -> TrainResult:
     """Train (or reuse) the models and, with ``install_links``, point the settings' model paths at them.
 
     Two cache entries: the embedder (keyed by its pairs, recipe, base model and corpus) and the evaluator (keyed by
     its pairs, recipe, the vectors it reads and the retrieval settings that rank its candidates), so a change of
     fusion weights retrains the evaluator (seconds) and not the embedder.
 
-    :param pairs: a pairs file or loaded pairs (default: STARD train).
+    :param pairs: a pairs file or loaded pairs (default: ``TRAINING_PAIRS``, else STARD train).
     :param collection: a user's indexed knowledge base; only the evaluator is trained, against it as embedded.
-    :param sources: the corpus to train against (default: every current statute); ignored with ``collection``.
+    :param sources: the corpus to train against (default: ``TRAINING_LAWS``, every current statute); ignored with
+        ``collection``.
     :param adapt: adapt the embedder (default: with at least ``MIN_EMBEDDER_PAIRS`` pairs and no ``collection``).
+    :param phases: where the seconds of each phase are recorded.
+    :param scope: recorded in ``evaluator.json`` (and its cache key): ``full``, or ``quick`` for the evaluator the
+        first answer uses while the full stack is trained (`provisioning.quick_start`).
+    :param corpus_name: the collection name (before the embedder's fingerprint) the ``sources`` are indexed into.
     """
     from pipelines.indexing import law_sources
 
     recipe = recipe or Recipe(judged=settings.judge_top_n)
     embedder_recipe = embedder_recipe or EmbedderRecipe()
-    loaded = pairs if isinstance(pairs, list) else load_pairs(pairs or DEFAULT_PAIRS)
+    loaded = pairs if isinstance(pairs, list) else load_pairs(pairs or settings.training_pairs or DEFAULT_PAIRS)
     if collection is not None:
         adapt = False
         store = open_document_store(settings, collection)
@@ -186,10 +211,11 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
         base = settings
     else:
         adapt = len(loaded) >= MIN_EMBEDDER_PAIRS if adapt is None else adapt
-        sources = law_sources(["all"]) if sources is None else sources
+        sources = law_sources(list(settings.training_laws)) if sources is None else sources
         corpus = _identity(*(f"{s.name}:{s.content_hash}" for s in sources))
         base = base_settings(settings)
-    corpus_store = _Corpus(sources or [], progress)
+    phases = phases or Phases()
+    corpus_store = _Corpus(sources or [], progress, phases, corpus_name)
     reused = True
     embedder = None
     calibration = loaded
@@ -206,11 +232,12 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
         elif not is_complete(embedder):  # trained by an older exporter: export the same weights again, no training
             from provisioning.onnx_export import build_onnx_int8
 
-            build_onnx_int8(embedder)
+            with phases.phase("export the adapted embedder to int8 ONNX"):
+                in_child(build_onnx_int8, embedder)
         evaluator_settings = dataclasses.replace(base, embedding_model=str(embedder))
     evaluator = model_cache_dir() / "evaluator-{}".format(_identity(
         pairs_digest(calibration), recipe.digest(), embedding_fingerprint(evaluator_settings), corpus,
-        f"bm25={settings.bm25_weight}@question={settings.question_weight}"))
+        f"bm25={settings.bm25_weight}@question={settings.question_weight}", *([] if scope == "full" else [scope])))
     if not (evaluator / CALIBRATION_FILE).is_file():
         reused = False
         with staged(evaluator) as staging:
@@ -218,7 +245,8 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
                                        progress)
             info = json.loads((embedder / TRAINING_FILE).read_text(encoding="utf-8")) if embedder else None
             (staging / CALIBRATION_FILE).write_text(json.dumps(
-                {**trained, "collection": corpus, "embedder": info}, ensure_ascii=False, indent=2), encoding="utf-8")
+                {**trained, "collection": corpus, "embedder": info, "scope": scope}, ensure_ascii=False, indent=2),
+                encoding="utf-8")
     trained_settings = dataclasses.replace(settings, evaluator_model=str(evaluator),
                                            embedding_model=str(embedder or base.embedding_model))
     if install_links:
@@ -231,33 +259,45 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
 
 def _train_embedder(base: Settings, pairs: list[Pair], all_pairs: list[Pair], corpus: _Corpus,
                     recipe: EmbedderRecipe, out: Path, progress: bool) -> None:
-    """Mine hard negatives through the base store, fine-tune, export to int8 ONNX, all into ``out``."""
+    """Mine hard negatives through the base store, fine-tune, export to int8 ONNX, all into ``out``. Fine-tuning
+    and the export run in processes of their own (`provisioning.isolated`), after the store's memory is freed."""
     from provisioning.onnx_export import build_onnx_int8
 
-    store, store_settings = corpus.open(base)
-    try:
-        mirror = mirror_for(store)
-        mirror.refresh(force=True)
-        check_gold(all_pairs, set(mirror.by_key), "the statute corpus")
-        mined = retrieve_candidates(store, dataclasses.replace(store_settings, bm25_weight=MINING_BM25_WEIGHT),
-                                    pairs, MINING_DEPTH, progress, "mining hard negatives")
-        rows = training_rows(pairs, mined, mirror.by_key, base.query_prefix, base.passage_prefix)
-    finally:
-        store.close()
+    rows = _mine(base, pairs, all_pairs, corpus, progress)
+    release_memory()
     model = out / "model"
-    seconds = fine_tune(Path(base.embedding_model), rows, model, recipe, progress)
+    with corpus.phases.phase("fine-tune the embedder"):
+        seconds = in_child(fine_tune, Path(base.embedding_model), rows, model, recipe, progress)
     for item in model.iterdir():  # the entry is the model folder itself
         os.replace(item, out / item.name)
     model.rmdir()
-    build_onnx_int8(out)
+    with corpus.phases.phase("export the adapted embedder to int8 ONNX"):
+        in_child(build_onnx_int8, out)
     (out / TRAINING_FILE).write_text(json.dumps(
         {"questions": len(pairs), "rows": len(rows["anchor"]), "train_seconds": seconds,
          "recipe": dataclasses.asdict(recipe), "base": embedding_fingerprint(base)}, indent=2), encoding="utf-8")
 
 
+def _mine(base: Settings, pairs: list[Pair], all_pairs: list[Pair], corpus: _Corpus,
+          progress: bool) -> dict[str, list[str]]:
+    """The training rows: each question's best-ranked non-gold article of the base hybrid retrieval."""
+    store, store_settings = corpus.open(base)
+    try:
+        mirror = mirror_for(store)
+        mirror.refresh(force=True)
+        check_gold(all_pairs, set(mirror.by_key), "the statute corpus")
+        with corpus.phases.phase("mine hard negatives"):
+            mined = retrieve_candidates(store, dataclasses.replace(store_settings, bm25_weight=MINING_BM25_WEIGHT),
+                                        pairs, MINING_DEPTH, progress, "mining hard negatives")
+        return training_rows(pairs, mined, mirror.by_key, base.query_prefix, base.passage_prefix)
+    finally:
+        store.close()
+
+
 def _train_evaluator(settings: Settings, pairs: list[Pair], all_pairs: list[Pair],
                      collection: str | None, corpus: _Corpus, recipe: Recipe, progress: bool) -> dict[str, Any]:
     """Retrieve the pairs' candidates through the store of ``settings``' embedder and fit the evaluator."""
+    release_memory()  # what mining and the fine-tuning left behind, before the corpus store is opened again
     if collection is not None:
         store, store_settings = open_document_store(settings, collection), settings
     else:
@@ -267,8 +307,10 @@ def _train_evaluator(settings: Settings, pairs: list[Pair], all_pairs: list[Pair
         mirror.refresh(force=True)
         check_gold(all_pairs, set(mirror.by_key), f"the knowledge base '{store.index}'" if collection else
                    "the statute corpus")
-        candidates = retrieve_candidates(store, store_settings, pairs, recipe.candidates, progress,
-                                         "retrieving candidates")
+        with corpus.phases.phase("train the relevance evaluator"):
+            candidates = retrieve_candidates(store, store_settings, pairs, recipe.candidates, progress,
+                                             "retrieving candidates")
+            trained = train_evaluator(pairs, candidates, recipe)
     finally:
         store.close()
-    return {**train_evaluator(pairs, candidates, recipe), "embedding": embedding_fingerprint(store_settings)}
+    return {**trained, "embedding": embedding_fingerprint(store_settings)}

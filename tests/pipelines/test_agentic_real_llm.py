@@ -1,13 +1,11 @@
 """The agentic pipeline with the real embedded LLM (Qwen2.5-Coder-1.5B GGUF via llama.cpp)."""
 
-import dataclasses
 import re
 
 import pytest
 
 from application.rag import AgenticRAG
 from components.builders.answer_finalizer import LLM_DOWN
-from config.settings import Settings
 from helpers.answer_check import EXCERPT_MARK, QUOTE_MISMATCH
 from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK
 from helpers.quotes import ELLIPSIS_RE
@@ -21,28 +19,24 @@ MODEL_DOWN = LLM_DOWN.split("（")[0]  # the fallback reply when the model fails
 
 @pytest.mark.slow
 def test_sample_question_cites_article_13_or_14(settings, monkeypatch):
-    """The shipped defaults (the adapted embedder and JUDGE=auto: the evaluator `make test`'s setup trained, no LLM
-    judge call)."""
+    """The real LLM answers the sample question from what retrieval found (mode rag: one retrieval, no judge).
+    `make test` trains nothing on the full corpus (issue 29), so no trained judge is at hand here: the loop's
+    decisions with the evaluator are tested with scripted LLM servers (`test_agentic.py`), the trained models'
+    quality by the benchmarks, and `make run` shows the whole agentic flow with them."""
     monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
-    monkeypatch.delenv("EMBEDDING_MODEL")
-    shipped = Settings.from_env()
-    assert shipped.embedding_model == shipped.adapted_embedding_model  # setup installed it
-    settings = dataclasses.replace(settings, judge="auto", embedding_model=shipped.embedding_model)
     store = open_document_store(settings)
     Indexer(store, settings).index(law_sources([PIPL]), progress=False)
     rag = AgenticRAG(store, settings)
     try:
-        result = rag.ask("公司收集我的个人信息需要我同意吗")
+        result = rag.ask("公司收集我的个人信息需要我同意吗", mode="rag")
     finally:
         rag.close()
     assert not result.answer.startswith(MODEL_DOWN), f"the local model did not answer: {result.answer[:80]}"
     keys = {c["key"] for c in result.citations if c["type"] == "statute"}
     assert keys & {f"{PIPL}第十三条", f"{PIPL}第十四条"}, result.answer
     assert all(c["verified"] for c in result.citations)
-    assert len(result.trace["rounds"]) >= 1
-    assert result.trace["rounds"][0]["queries"][0] == "公司收集我的个人信息需要我同意吗"
-    assert all(r["evaluation"]["judge"] == "evaluator" for r in result.trace["rounds"])
-    assert result.trace["llm_calls"]["judge"] == 0
+    assert result.mode == "rag" and result.trace["rounds"] == []  # one retrieval, nothing judged
+    assert result.trace["llm_calls"].get("judge", 0) == 0 and result.trace["llm_calls"]["answer"] == 1
     assert result.answer.strip()
     # issue 20: no misattributed quote survives, and 【相关法条】 is the store's text of the articles it names
     assert QUOTE_MISMATCH not in result.answer

@@ -6,6 +6,7 @@ from application.validation import MAX_QUERY_CHARS
 from harness.llm_script import ANSWERER, JUDGE, REWRITER, judge
 from harness.openai_server import ScriptedOpenAIServer
 from interfaces.cli import main
+from tests.support.training import PIPL, pairs_file, pipl_pairs
 
 
 def run_cli(capsys, *argv):
@@ -68,6 +69,8 @@ def test_index_search_stats_round_trip(settings, capsys, tmp_path):
     code, out, _ = run_cli(capsys, "stats")
     assert code == 0 and "2 documents, 1 sources" in out and "complete" in out
     assert "BM25: k1=1.2, b=0.75, average article length" in out and "searches run on: mirror" in out
+    # issue 29: which models the knowledge base was built with and which judge answers from it
+    assert "models: every source embedded with multilingual-e5-small" in out and "judge: the LLM rubric" in out
 
 
 def test_top_k_out_of_range(settings, capsys):
@@ -103,16 +106,40 @@ def test_yaml_pipeline_is_never_loaded_unsafely(settings, capsys, tmp_path):
     assert code == 2 and "not a query pipeline" in err
 
 
-def test_demo_sets_up_indexes_and_answers(settings, capsys, monkeypatch):
+def test_demo_answers_first_with_the_quick_evaluator_then_installs_the_full_one(settings, capsys, monkeypatch,
+                                                                               tmp_path):
+    """Issue 29: `make run` answers before the full training, judged by the quick evaluator (trained here on the
+    个人信息保护法 pairs), says what the answer used, then trains and installs the full evaluator; a second run
+    uses the full one at once and trains nothing."""
+    from config.settings import Settings
+    from pipelines.judges import evaluator_scope
+
+    monkeypatch.setenv("TRAINING_PAIRS", str(pairs_file(tmp_path, pipl_pairs())))
+    monkeypatch.setenv("TRAINING_LAWS", PIPL)
+    monkeypatch.setenv("MODEL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("EVALUATOR_MODEL", str(tmp_path / "models" / "relevance-evaluator"))
+    monkeypatch.setenv("ADAPTED_EMBEDDING_MODEL", str(tmp_path / "models" / "e5-small-statutes"))
+    monkeypatch.setenv("JUDGE", "auto")
     with ScriptedOpenAIServer() as llm:
         llm.add_rule(REWRITER, '{"variants": ["处理个人信息应当取得个人同意"], "keywords": ["同意"]}')
         llm.add_rule(JUDGE, judge(9))
         llm.add_rule(ANSWERER, "需要。依据《中华人民共和国个人信息保护法》第十四条，处理个人信息应当取得同意。")
         monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
         code, out, err = run_cli(capsys, "demo")
+        assert code == 0, err
+        assert "added" in out and "74" in out and QUERY in out
+        assert "第十四条" in out and f"{PIPL}第十四条" in out  # the answer and its citation list
+        assert "evaluator P=" in out  # the trained evaluator judged, not the LLM rubric
+        used = out.index("This answer used")
+        assert "quick relevance evaluator" in out[used:].splitlines()[0]
+        assert used < out.index("trained models ready (trained)")  # the full stack comes after the answer
+        assert evaluator_scope(Settings.from_env()) == "full"
+        summary = out[out.index("setup phases:"):]
+        assert all(phase in summary for phase in ("quick evaluator", "answer", "trained models", "total"))
+        code, again, err = run_cli(capsys, "demo")
     assert code == 0, err
-    assert "added" in out and "74" in out and QUERY in out
-    assert "第十四条" in out and "中华人民共和国个人信息保护法第十四条" in out  # the answer and its citation list
+    assert "full relevance evaluator" in again and "quick evaluator" not in again
+    assert "trained models ready (cached)" in again
 
 
 @pytest.mark.parametrize(("name", "value", "message"), [("REWRITE_FIRST_ROUND", "maybe", "must be true or false"),

@@ -1,0 +1,104 @@
+"""Issue 29: the quick evaluator's corpus, the set-up phases, and a training run killed mid-phase."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from components.evaluators.relevance_evaluator import CALIBRATION_FILE
+from helpers.statute_labels import key_law
+from provisioning.evaluator_training import roc_auc
+from provisioning.phases import Phases
+from provisioning.quick_start import quick_laws
+from provisioning.training_pairs import Pair
+from tests.support.training import PIPL, pairs_file, pipl_pairs
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pair(*gold: str) -> Pair:
+    return Pair("问题", gold)
+
+
+def test_key_law_splits_the_article_number_off():
+    assert key_law("中华人民共和国民法典第五百条") == "中华人民共和国民法典"
+    assert key_law("中华人民共和国刑法第一百三十三条之一") == "中华人民共和国刑法"
+    assert key_law("员工手册") == "员工手册"
+
+
+def test_quick_laws_takes_the_most_cited_laws_until_the_share_is_covered():
+    pairs = [pair("甲法第一条")] * 6 + [pair("乙法第二条")] * 3 + [pair("丙法第三条")]
+    sizes = {"甲法": 10, "乙法": 10, "丙法": 10}
+    assert quick_laws(pairs, sizes, share=0.95, budget=100) == ["甲法", "乙法", "丙法"]
+    assert quick_laws(pairs, sizes, share=0.9, budget=100) == ["甲法", "乙法"]  # 9 of 10: enough
+    assert quick_laws(pairs, sizes, share=0.6, budget=100) == ["甲法"]  # 6 of 10 covered: stop
+
+
+def test_quick_laws_keeps_to_the_article_budget_and_skips_unknown_and_mixed():
+    pairs = ([pair("甲法第一条")] * 6 + [pair("大法第二条")] * 3 + [pair("乙法第一条")] * 2 +
+             [pair("甲法第一条", "乙法第一条")] * 5 + [pair("无此法第一条")] * 9)
+    sizes = {"甲法": 10, "大法": 1000, "乙法": 10}
+    # 大法 would pass the budget; a question citing two laws counts for neither; an unknown law is skipped
+    assert quick_laws(pairs, sizes, share=1.0, budget=100) == ["甲法"]
+    with pytest.raises(ValueError, match="no training question"):
+        quick_laws([pair("无此法第一条")], sizes)
+
+
+def test_the_first_law_is_taken_even_over_budget():
+    assert quick_laws([pair("大法第二条")], {"大法": 1000}, budget=100) == ["大法"]
+
+
+def test_phases_are_listed_in_order_with_a_total_and_an_interrupted_one_is_marked():
+    phases = Phases()
+    with phases.phase("outer"), phases.phase("inner"):
+        pass
+    with pytest.raises(KeyboardInterrupt), phases.phase("broken"):
+        raise KeyboardInterrupt
+    labels = [label for label, _ in phases.rows]
+    assert labels == ["outer / inner", "outer", "broken (interrupted)"]
+    lines = phases.summary()
+    assert lines[0] == "setup phases:" and lines[-1].split()[0] == "total" and len(lines) == 5
+    assert Phases().summary() == []
+
+
+def test_roc_auc():
+    assert roc_auc([0.9, 0.8, 0.1], [1, 1, 0]) == 1.0
+    assert roc_auc([0.1, 0.9], [1, 0]) == 0.0
+    assert roc_auc([0.5, 0.5], [1, 0]) == 0.5
+
+
+def _train_env(tmp_path: Path, e5_model: Path) -> dict[str, str]:
+    return {**os.environ, "TRAINING_PAIRS": str(pairs_file(tmp_path, pipl_pairs())), "TRAINING_LAWS": PIPL,
+            "MODEL_CACHE_DIR": str(tmp_path / "cache"), "DATA_DIR": str(tmp_path / "data"),
+            "EMBEDDING_MODEL": str(e5_model), "EVALUATOR_MODEL": str(tmp_path / "models" / "relevance-evaluator"),
+            "ADAPTED_EMBEDDING_MODEL": str(tmp_path / "models" / "e5-small-statutes")}
+
+
+def test_training_killed_mid_phase_leaves_nothing_half_built_and_the_next_run_finishes(tmp_path, e5_model):
+    """SIGKILL while the evaluator is being built (its staging folder exists: the corpus is being indexed or the
+    candidates retrieved): no cache entry, no installed link, and the same command then completes."""
+    env = _train_env(tmp_path, e5_model)
+    command = [sys.executable, "-m", "pipelines", "train", "--quiet"]
+    cache = tmp_path / "cache"
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        if cache.is_dir() and any(".tmp-" in p.name for p in cache.iterdir()):
+            break
+        time.sleep(0.02)
+    assert process.poll() is None, f"training ended before it could be interrupted: {process.stderr.read()}"
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert [p.name for p in cache.iterdir() if ".tmp-" not in p.name] == []  # nothing renamed into the cache
+    assert not (tmp_path / "models" / "relevance-evaluator").exists()  # nothing installed
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    link = tmp_path / "models" / "relevance-evaluator"
+    trained = json.loads((link / CALIBRATION_FILE).read_text(encoding="utf-8"))
+    assert trained["questions"] == 60 and trained["scope"] == "full"
+    assert [p for p in cache.iterdir() if ".tmp-" in p.name] == []  # the killed run's staging folder is gone
