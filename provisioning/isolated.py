@@ -1,8 +1,8 @@
 """Run a memory-hungry set-up step in a process of its own, so its memory is returned when it ends.
 
-Fine-tuning and the ONNX export each take a few GiB at their peak. Run inside the process that has just indexed
-the corpus (whose freed memory Python keeps), they stacked up to 9.4 GiB. In a fresh process (spawned: nothing of
-the parent's heap is copied) each step's peak is its own, and the parent's stays what indexing needs.
+Indexing the corpus, fine-tuning and the ONNX export each take a few GiB at their peak. Run one after another in
+one process, which keeps what Python freed, they stacked up to 9.4 GiB. In a fresh process (spawned: nothing of the
+parent's heap is copied) each step's peak is its own.
 
 Usage::
 
@@ -11,9 +11,6 @@ Usage::
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import gc
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -27,14 +24,3 @@ def in_child(function: Callable[..., T], *args: object, **kwargs: object) -> T:
     must pickle). ``function`` must be importable by name (a module-level function)."""
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         return pool.submit(function, *args, **kwargs).result()
-
-
-def release_memory() -> None:
-    """Collect garbage and hand the freed heap back to the system (glibc's ``malloc_trim``; a no-op elsewhere)."""
-    gc.collect()
-    name = ctypes.util.find_library("c")
-    if name:
-        try:
-            ctypes.CDLL(name).malloc_trim(0)
-        except (OSError, AttributeError):  # not glibc
-            pass

@@ -35,11 +35,11 @@ import json
 import os
 import random
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tqdm import tqdm
 
@@ -50,7 +50,7 @@ from pipelines.embedders import embedding_fingerprint
 from pipelines.stores import open_document_store
 from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
 from provisioning.evaluator_training import Recipe, train_evaluator
-from provisioning.isolated import in_child, release_memory
+from provisioning.isolated import in_child
 from provisioning.onnx_export import is_complete
 from provisioning.phases import Phases
 from provisioning.training_pairs import DEFAULT_PAIRS, Pair, check_gold, load_pairs, pairs_digest
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from pipelines.indexing import Source
 
+T = TypeVar("T")
 CORPUS_COLLECTION = "statutes_all"
 MIN_EMBEDDER_PAIRS = 200
 CALIBRATION_SHARE = 0.2
@@ -121,10 +122,15 @@ def retrieve_candidates(store: Any, settings: Settings, pairs: list[Pair], depth
 
 
 class _Corpus:
-    """The training corpus indexed with a given embedder: its store, opened once, indexed if incomplete."""
+    """The training corpus indexed with a given embedder: its store, opened once, indexed if incomplete. With
+    ``isolate``, each step that holds the store or a model (`run`, `call`) runs in a process of its own
+    (`provisioning.isolated`): the store of 23,490 articles takes about a GiB in local mode, fine-tuning and the
+    ONNX export a few more, and a process does not give back what Python freed, so run in one process they
+    stacked up to 9.4 GiB."""
 
-    def __init__(self, sources: Sequence[Source], progress: bool, phases: Phases, name: str) -> None:
-        self.sources, self.progress, self.phases, self.name = sources, progress, phases, name
+    def __init__(self, sources: Sequence[Source], progress: bool, phases: Phases, name: str,
+                 isolate: bool = False) -> None:
+        self.sources, self.progress, self.phases, self.name, self.isolate = sources, progress, phases, name, isolate
 
     def open(self, settings: Settings) -> tuple[Any, Settings]:
         from pipelines.indexing import Indexer
@@ -138,6 +144,23 @@ class _Corpus:
             store.close()
             raise
         return store, store_settings
+
+    def call(self, function: Callable[..., T], *args: object) -> T:
+        """``function(*args)``, in a child process when isolated."""
+        return in_child(function, *args) if self.isolate else function(*args)
+
+    def run(self, step: Callable[..., T], *args: object) -> T:
+        """``step(corpus, *args)``, in a child process when isolated; the phases it records come back."""
+        if not self.isolate:
+            return step(self, *args)
+        inner = _Corpus(self.sources, self.progress, Phases(_open=list(self.phases._open)), self.name)
+        result, rows = in_child(_step_in_child, step, inner, *args)
+        self.phases.rows.extend(rows)
+        return result
+
+
+def _step_in_child(step: Callable[..., T], corpus: _Corpus, *args: object) -> tuple[T, list[tuple[str, float]]]:
+    return step(corpus, *args), corpus.phases.rows
 
 
 def _identity(*parts: object) -> str:
@@ -177,7 +200,7 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
                  sources: Sequence[Source] | None = None, recipe: Recipe | None = None,
                  embedder_recipe: EmbedderRecipe | None = None, adapt: bool | None = None,
                  progress: bool = True, install_links: bool = True, phases: Phases | None = None,
-                 scope: str = "full", corpus_name: str = CORPUS_COLLECTION) -> TrainResult:
+                 scope: str = "full", corpus_name: str = CORPUS_COLLECTION, isolate: bool = True) -> TrainResult:
     """Train (or reuse) the models and, with ``install_links``, point the settings' model paths at them.
 
     Two cache entries: the embedder (keyed by its pairs, recipe, base model and corpus) and the evaluator (keyed by
@@ -193,6 +216,8 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
     :param scope: recorded in ``evaluator.json`` (and its cache key): ``full``, or ``quick`` for the evaluator the
         first answer uses while the full stack is trained (`provisioning.quick_start`).
     :param corpus_name: the collection name (before the embedder's fingerprint) the ``sources`` are indexed into.
+    :param isolate: run indexing, mining, fine-tuning, the export and the evaluator's retrieval each in a process
+        of its own, so the memory of one is returned before the next (see `_Corpus`).
     """
     from pipelines.indexing import law_sources
 
@@ -215,7 +240,7 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
         corpus = _identity(*(f"{s.name}:{s.content_hash}" for s in sources))
         base = base_settings(settings)
     phases = phases or Phases()
-    corpus_store = _Corpus(sources or [], progress, phases, corpus_name)
+    corpus_store = _Corpus(sources or [], progress, phases, corpus_name, isolate)
     reused = True
     embedder = None
     calibration = loaded
@@ -233,7 +258,7 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
             from provisioning.onnx_export import build_onnx_int8
 
             with phases.phase("export the adapted embedder to int8 ONNX"):
-                in_child(build_onnx_int8, embedder)
+                corpus_store.call(build_onnx_int8, embedder)
         evaluator_settings = dataclasses.replace(base, embedding_model=str(embedder))
     evaluator = model_cache_dir() / "evaluator-{}".format(_identity(
         pairs_digest(calibration), recipe.digest(), embedding_fingerprint(evaluator_settings), corpus,
@@ -241,8 +266,8 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
     if not (evaluator / CALIBRATION_FILE).is_file():
         reused = False
         with staged(evaluator) as staging:
-            trained = _train_evaluator(evaluator_settings, calibration, loaded, collection, corpus_store, recipe,
-                                       progress)
+            trained = corpus_store.run(_train_evaluator, evaluator_settings, calibration, loaded, collection,
+                                       recipe, progress)
             info = json.loads((embedder / TRAINING_FILE).read_text(encoding="utf-8")) if embedder else None
             (staging / CALIBRATION_FILE).write_text(json.dumps(
                 {**trained, "collection": corpus, "embedder": info, "scope": scope}, ensure_ascii=False, indent=2),
@@ -259,26 +284,25 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
 
 def _train_embedder(base: Settings, pairs: list[Pair], all_pairs: list[Pair], corpus: _Corpus,
                     recipe: EmbedderRecipe, out: Path, progress: bool) -> None:
-    """Mine hard negatives through the base store, fine-tune, export to int8 ONNX, all into ``out``. Fine-tuning
-    and the export run in processes of their own (`provisioning.isolated`), after the store's memory is freed."""
+    """Mine hard negatives through the base store, fine-tune, export to int8 ONNX, all into ``out`` (each step in
+    a process of its own when the corpus is isolated)."""
     from provisioning.onnx_export import build_onnx_int8
 
-    rows = _mine(base, pairs, all_pairs, corpus, progress)
-    release_memory()
+    rows = corpus.run(_mine, base, pairs, all_pairs, progress)
     model = out / "model"
     with corpus.phases.phase("fine-tune the embedder"):
-        seconds = in_child(fine_tune, Path(base.embedding_model), rows, model, recipe, progress)
+        seconds = corpus.call(fine_tune, Path(base.embedding_model), rows, model, recipe, progress)
     for item in model.iterdir():  # the entry is the model folder itself
         os.replace(item, out / item.name)
     model.rmdir()
     with corpus.phases.phase("export the adapted embedder to int8 ONNX"):
-        in_child(build_onnx_int8, out)
+        corpus.call(build_onnx_int8, out)
     (out / TRAINING_FILE).write_text(json.dumps(
         {"questions": len(pairs), "rows": len(rows["anchor"]), "train_seconds": seconds,
          "recipe": dataclasses.asdict(recipe), "base": embedding_fingerprint(base)}, indent=2), encoding="utf-8")
 
 
-def _mine(base: Settings, pairs: list[Pair], all_pairs: list[Pair], corpus: _Corpus,
+def _mine(corpus: _Corpus, base: Settings, pairs: list[Pair], all_pairs: list[Pair],
           progress: bool) -> dict[str, list[str]]:
     """The training rows: each question's best-ranked non-gold article of the base hybrid retrieval."""
     store, store_settings = corpus.open(base)
@@ -294,10 +318,9 @@ def _mine(base: Settings, pairs: list[Pair], all_pairs: list[Pair], corpus: _Cor
         store.close()
 
 
-def _train_evaluator(settings: Settings, pairs: list[Pair], all_pairs: list[Pair],
-                     collection: str | None, corpus: _Corpus, recipe: Recipe, progress: bool) -> dict[str, Any]:
+def _train_evaluator(corpus: _Corpus, settings: Settings, pairs: list[Pair], all_pairs: list[Pair],
+                     collection: str | None, recipe: Recipe, progress: bool) -> dict[str, Any]:
     """Retrieve the pairs' candidates through the store of ``settings``' embedder and fit the evaluator."""
-    release_memory()  # what mining and the fine-tuning left behind, before the corpus store is opened again
     if collection is not None:
         store, store_settings = open_document_store(settings, collection), settings
     else:

@@ -117,6 +117,25 @@ def test_the_adapted_model_exports_to_int8_onnx(adapted):
     assert cosine > 0.97
 
 
+def test_gradient_checkpointing_trains_the_same_model(e5_model, tmp_path):
+    """Issue 29: checkpointing (for memory) recomputes activations; the trained weights must not change."""
+    from safetensors.numpy import load_file
+
+    docs = {key: article(key, text) for key, text in ARTICLES.items()}
+    pairs = [Pair(q, (key,)) for key, q in QUESTIONS.items()]
+    order = list(docs.values())
+    candidates = [order[(i + 1) % len(order):] + order[:(i + 1) % len(order)] for i in range(len(pairs))]
+    rows = training_rows(pairs, candidates, docs, "query: ", "passage: ")
+    recipe = EmbedderRecipe(batch_size=8, max_seq_length=64, learning_rate=1e-4)
+    weights = {}
+    for checkpointing in (True, False):
+        out = tmp_path / f"checkpointing-{checkpointing}"
+        fine_tune(e5_model, rows, out, recipe, progress=False, checkpointing=checkpointing)
+        weights[checkpointing] = load_file(out / "model.safetensors")
+    top = [n for n in weights[True] if ".layer.11." in n]
+    assert top and all(np.allclose(weights[True][n], weights[False][n], atol=1e-6) for n in weights[True])
+
+
 def test_freezing_leaves_only_upper_layers_trainable(e5_model):
     from sentence_transformers import SentenceTransformer
 

@@ -102,3 +102,13 @@ def test_training_killed_mid_phase_leaves_nothing_half_built_and_the_next_run_fi
     trained = json.loads((link / CALIBRATION_FILE).read_text(encoding="utf-8"))
     assert trained["questions"] == 60 and trained["scope"] == "full"
     assert [p for p in cache.iterdir() if ".tmp-" in p.name] == []  # the killed run's staging folder is gone
+
+
+def test_a_step_in_a_child_process_returns_its_result_and_raises_its_error():
+    """Issue 29: training steps run in processes of their own (memory); what they return or raise comes back."""
+    from provisioning.isolated import in_child
+
+    assert in_child(os.getpid) != os.getpid()
+    assert in_child(json.loads, '{"a": [1, 2]}') == {"a": [1, 2]}
+    with pytest.raises(json.JSONDecodeError):
+        in_child(json.loads, "{broken")

@@ -68,7 +68,7 @@ def test_an_empty_collection_is_refused(kb_settings, capsys, tmp_path):
 
 
 def test_training_is_cached_and_redone_when_the_pairs_change(pipl_kb, tmp_path):
-    first = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False)
+    first = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False, isolate=False)
     assert not first.reused and first.model.parent == tmp_path / "cache"
     link = Path(pipl_kb.evaluator_model)
     assert link.is_symlink() and link.resolve() == first.model.resolve()
@@ -77,10 +77,10 @@ def test_training_is_cached_and_redone_when_the_pairs_change(pipl_kb, tmp_path):
     assert first.embedder is None and first.trained["embedder"] is None
     assert first.trained["embedding"] == embedding_fingerprint(pipl_kb)
     assert not Path(pipl_kb.adapted_embedding_model).exists()
-    again = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False)
+    again = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False, isolate=False)
     assert again.reused and again.model == first.model
     changed = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs(n=56), "other.jsonl"), collection="pipl",
-                           progress=False)
+                           progress=False, isolate=False)
     assert not changed.reused and changed.model != first.model and link.resolve() == changed.model.resolve()
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == sorted([first.model.name, changed.model.name])
 
@@ -92,7 +92,7 @@ def test_the_corpus_recipe_adapts_the_embedder_and_trains_the_evaluator_on_held_
     pairs = [Pair(query=p["query"], gold=tuple(p["gold"])) for p in pipl_pairs(n=80)]
     tiny = EmbedderRecipe(batch_size=8, max_seq_length=64)
     result = train_models(kb_settings, pairs=pairs, sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny,
-                          progress=False)
+                          progress=False, isolate=False)
     assert not result.reused and result.embedder.parent == result.model.parent == tmp_path / "cache"
     assert result.trained["embedder"]["questions"] == 64 and result.trained["questions"] == 16
     adapted = dataclasses.replace(kb_settings, embedding_model=str(result.embedder))
@@ -108,17 +108,17 @@ def test_the_corpus_recipe_adapts_the_embedder_and_trains_the_evaluator_on_held_
     monkeypatch.setenv("TRAINED_MODELS", "off")
     assert Settings.from_env().embedding_model == kb_settings.base_embedding_model
     again = train_models(kb_settings, pairs=pairs, sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny,
-                         progress=False)
+                         progress=False, isolate=False)
     assert again.reused and (again.model, again.embedder) == (result.model, result.embedder)
     # another fusion weight retrains the evaluator only
     reweighted = train_models(dataclasses.replace(kb_settings, bm25_weight=kb_settings.bm25_weight + 0.25), pairs=pairs,
-                              sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny, progress=False)
+                              sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny, progress=False, isolate=False)
     assert not reweighted.reused and reweighted.embedder == result.embedder and reweighted.model != result.model
     # an export by an older exporter version is exported again from the same weights, with no retraining
     trained_at = (result.embedder / "training.json").stat().st_mtime_ns
     (result.embedder / "onnx" / MARKER_NAME).unlink()
     exported = train_models(kb_settings, pairs=pairs, sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny,
-                            progress=False)
+                            progress=False, isolate=False)
     assert exported.embedder == result.embedder and onnx_is_complete(result.embedder)
     assert (result.embedder / "training.json").stat().st_mtime_ns == trained_at
 
