@@ -11,7 +11,12 @@ Usage::
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
+import os
+import signal
+import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
@@ -19,8 +24,22 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+PR_SET_PDEATHSIG = 1
+
+
 def in_child(function: Callable[..., T], *args: object, **kwargs: object) -> T:
     """``function(*args, **kwargs)`` in a spawned child process; its result, or its exception, comes back (both
-    must pickle). ``function`` must be importable by name (a module-level function)."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+    must pickle). ``function`` must be importable by name (a module-level function). The child dies with this
+    process (a killed `make run` leaves no training behind)."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         return pool.submit(function, *args, **kwargs).result()
+
+
+def _die_with_parent(parent: int) -> None:
+    """In the child: be killed when the parent dies (Linux ``PR_SET_PDEATHSIG``), and exit at once if it is
+    already gone."""
+    if sys.platform.startswith("linux") and (libc := ctypes.util.find_library("c")):
+        ctypes.CDLL(libc).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)

@@ -79,6 +79,25 @@ def _train_env(tmp_path: Path, e5_model: Path) -> dict[str, str]:
             "ADAPTED_EMBEDDING_MODEL": str(tmp_path / "models" / "e5-small-statutes")}
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # it ended meanwhile
+        return b""
+
+
+def _spawned_children(pid: int) -> list[int]:
+    """The process's spawned workers (Linux /proc), waiting up to 60 s for one to appear."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+                 for c in (task / "children").read_text().split() if b"spawn_main" in _cmdline(int(c))]
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
 def test_training_killed_mid_phase_leaves_nothing_half_built_and_the_next_run_finishes(tmp_path, e5_model):
     """SIGKILL while the evaluator is being built (its staging folder exists: the corpus is being indexed or the
     candidates retrieved): no cache entry, no installed link, and the same command then completes."""
@@ -92,8 +111,14 @@ def test_training_killed_mid_phase_leaves_nothing_half_built_and_the_next_run_fi
             break
         time.sleep(0.02)
     assert process.poll() is None, f"training ended before it could be interrupted: {process.stderr.read()}"
+    children = _spawned_children(process.pid)
+    assert children, "the training step did not run in a process of its own"
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in children):
+        time.sleep(0.1)
+    assert not [pid for pid in children if Path(f"/proc/{pid}").exists()]  # its training step died with it
     assert [p.name for p in cache.iterdir() if ".tmp-" not in p.name] == []  # nothing renamed into the cache
     assert not (tmp_path / "models" / "relevance-evaluator").exists()  # nothing installed
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
