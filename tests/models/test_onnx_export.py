@@ -156,14 +156,15 @@ def e5_copy(e5_model: Path, tmp_path: Path) -> Path:
 
 
 def _fake_build(monkeypatch: pytest.MonkeyPatch, onnx_folder: Path) -> list[str]:
-    """Replace the slow export/quantise steps by copies of the real files (the rest runs for real)."""
+    """Replace the slow export/quantise steps by copies of the real files (the rest runs for real; builds with
+    these fakes pass ``isolate=False``: a child process would not see them)."""
     calls: list[str] = []
 
     def export(folder: Path, dest: Path) -> None:
         calls.append("export")
         os.link(onnx_folder / ox.FP32_FILE, dest)
 
-    def quantize(folder: Path, fp32: Path, dest: Path, settings: dict) -> dict:
+    def quantize(folder: Path, fp32: Path, dest: Path, settings: dict, isolate: bool = True) -> dict:
         calls.append("quantize")
         os.link(onnx_folder / ox.onnx_file_name(onnx_folder.parent), dest)
         return {"Attention": 12}
@@ -183,12 +184,12 @@ def test_leftover_partial_is_rebuilt(e5_copy: Path, onnx_folder: Path, monkeypat
         ox.onnx_file_name(e5_copy)
 
     calls = _fake_build(monkeypatch, onnx_folder)
-    out = ox.build_onnx_int8(e5_copy)
+    out = ox.build_onnx_int8(e5_copy, isolate=False)
     assert calls == ["export", "quantize"]
     assert out == e5_copy.absolute() / "onnx"
     assert not partial.exists()
     assert ox.is_complete(e5_copy)
-    assert ox.build_onnx_int8(e5_copy) == out
+    assert ox.build_onnx_int8(e5_copy, isolate=False) == out
     assert calls == ["export", "quantize"]  # second call: no rebuild
 
 
@@ -199,7 +200,7 @@ def test_incomplete_export_is_replaced_and_source_change_rebuilds(
     target = e5_copy / "onnx"
     target.mkdir()
     (target / "junk.onnx").write_bytes(b"x")  # an export without a marker
-    ox.build_onnx_int8(e5_copy)
+    ox.build_onnx_int8(e5_copy, isolate=False)
     assert ox.is_complete(e5_copy) and not (target / "junk.onnx").exists()
 
     # the e5 folder was rebuilt from another source: its marker changes, the export is stale
@@ -208,7 +209,7 @@ def test_incomplete_export_is_replaced_and_source_change_rebuilds(
     e5_marker.unlink()  # may be a hard link to the real marker: never write through it
     e5_marker.write_text(json.dumps({**data, "source_sha256": "0" * 64}), encoding="utf-8")
     assert not ox.is_complete(e5_copy)
-    ox.build_onnx_int8(e5_copy)
+    ox.build_onnx_int8(e5_copy, isolate=False)
     assert calls == ["export", "quantize", "export", "quantize"]
     assert ox.is_complete(e5_copy)
 
@@ -223,7 +224,7 @@ def test_failed_verification_leaves_target_untouched(
 
     monkeypatch.setattr(ox, "verify_onnx_folder", bad_verify)
     with pytest.raises(RuntimeError, match="ranking"):
-        ox.build_onnx_int8(e5_copy)
+        ox.build_onnx_int8(e5_copy, isolate=False)
     assert not (e5_copy / "onnx").exists() and not (e5_copy / "onnx.partial").exists()
 
 
