@@ -338,7 +338,7 @@ def build_onnx_int8(folder: Path, *, force: bool = False, isolate: bool = True) 
     :param folder: the e5 sentence-transformers folder (from ``build_e5_folder``).
     :param force: rebuild even if complete.
     :param isolate: run the export, the fusion, the quantisation and the check each in a process of its own
-        (`provisioning.isolated`): in one process they stacked up to 5.8 GiB, one at a time they peak at 3.9 GiB.
+        (`provisioning.isolated`): in one process they stacked up to 5.5 GiB, one at a time they peak at 3.9 GiB.
     :returns: ``folder/onnx``, loadable with ``SentenceTransformer(str(path), trust_remote_code=True)``.
     :raises FileNotFoundError: if ``folder`` is not a complete e5 folder.
     :raises RuntimeError: if the exported model fails verification (``folder/onnx`` is left untouched).
