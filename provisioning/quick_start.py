@@ -27,8 +27,8 @@ from document_store.statute_db import StatuteDB
 from helpers.statute_labels import key_law
 from pipelines.judges import evaluator_scope
 from provisioning.phases import Phases
-from provisioning.train import TrainResult, base_settings, install, train_models
-from provisioning.training_pairs import DEFAULT_PAIRS, Pair, load_pairs
+from provisioning.train import TrainResult, base_settings, default_pairs, install, train_models
+from provisioning.training_pairs import Pair, load_pairs
 
 QUICK_CORPUS = "statutes_quick"
 QUICK_SHARE = 0.9  # of the questions whose gold is in one law
@@ -65,7 +65,7 @@ def train_quick_evaluator(settings: Settings, *, phases: Phases | None = None, p
     full evaluator is installed already."""
     from pipelines.indexing import law_sources
 
-    pairs = load_pairs(settings.training_pairs or DEFAULT_PAIRS)
+    pairs = load_pairs(default_pairs(settings))
     db = StatuteDB()
     laws = quick_laws(pairs, db.law_counts())
     inside = [p for p in pairs if {key_law(key) for key in p.gold} <= set(laws)]

@@ -89,6 +89,11 @@ def base_settings(settings: Settings) -> Settings:
     return dataclasses.replace(settings, embedding_model=settings.base_embedding_model)
 
 
+def default_pairs(settings: Settings) -> str | Path:
+    """What training learns from unless told: ``TRAINING_PAIRS``, else the bundled STARD train pairs."""
+    return settings.training_pairs or DEFAULT_PAIRS
+
+
 def model_cache_dir() -> Path:
     return Path(os.environ.get("MODEL_CACHE_DIR", "").strip() or Path.home() / ".cache" / "agentic-rag-models")
 
@@ -223,7 +228,7 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
 
     recipe = recipe or Recipe(judged=settings.judge_top_n)
     embedder_recipe = embedder_recipe or EmbedderRecipe()
-    loaded = pairs if isinstance(pairs, list) else load_pairs(pairs or settings.training_pairs or DEFAULT_PAIRS)
+    loaded = pairs if isinstance(pairs, list) else load_pairs(pairs or default_pairs(settings))
     if collection is not None:
         adapt = False
         store = open_document_store(settings, collection)
