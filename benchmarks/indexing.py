@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 
 def bench_settings(backend: str | None = None) -> Settings:
-    """The corpus store of the base (zero-shot) e5-small that training mines from (``DATA_DIR/corpus_qdrant``).
+    """The corpus store of the base (zero-shot) e5-small (``DATA_DIR/corpus_qdrant``): the benchmarks' baseline.
 
     Not the shipped adapted embedder: it was trained on the STARD train questions the benchmarks ask, so numbers
     with it would be in-sample. Trained models enter the benchmarks only through `benchmarks.folds`."""

@@ -28,11 +28,10 @@ import numpy as np
 from haystack import Document
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME, SPARSE_VECTORS_NAME
-from scipy import sparse
 
 from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import SourceManifest
-from helpers.sparse_terms import query_vector
+from helpers.sparse_terms import BM25Matrix
 
 RECHECK_SECONDS = 5.0
 
@@ -46,9 +45,7 @@ class CollectionMirror:
         self.by_key: dict[str, Document] = {}
         self._laws: list[str] = []
         self._dense = np.zeros((0, 0), dtype=np.float32)
-        self._columns: dict[int, int] = {}
-        self._weights = sparse.csc_matrix((0, 0))
-        self._idf = np.zeros(0)
+        self._bm25 = BM25Matrix([])
         self._signature: tuple | None = None  # what the loaded snapshot was read at; None = reload
         self._checked = 0.0
         self._lock = threading.RLock()  # guards the snapshot; never held through a scroll
@@ -56,9 +53,7 @@ class CollectionMirror:
 
     def _load(self) -> None:
         client = qdrant_client_of(self.store)
-        docs, rows, cols, values, dense = [], [], [], [], []
-        columns: dict[int, int] = {}
-        with_vector = 0  # Qdrant's IDF counts the points that have the sparse vector
+        docs, vectors, dense = [], [], []
         offset = None
         while True:
             points, offset = client.scroll(
@@ -67,34 +62,22 @@ class CollectionMirror:
             )
             for point in points:
                 payload = point.payload or {}
-                vectors = point.vector if isinstance(point.vector, dict) else {}
-                vector = vectors.get(SPARSE_VECTORS_NAME)
-                dense.append(vectors.get(DENSE_VECTORS_NAME))
-                row = len(docs)
+                named = point.vector if isinstance(point.vector, dict) else {}
+                vectors.append(named.get(SPARSE_VECTORS_NAME))
+                dense.append(named.get(DENSE_VECTORS_NAME))
                 docs.append(Document(id=payload.get("id", str(point.id)), content=payload.get("content"),
                                      meta=payload.get("meta", {})))
-                if vector is not None:
-                    with_vector += 1
-                    for index, value in zip(vector.indices, vector.values, strict=True):
-                        rows.append(row)
-                        cols.append(columns.setdefault(index, len(columns)))
-                        values.append(value)
             if offset is None:
                 break
-        n_docs = len(docs)
-        weights = sparse.csc_matrix((np.asarray(values, dtype=np.float32), (rows, cols)),
-                                    shape=(n_docs, len(columns)))
-        df = np.diff(weights.indptr)
+        bm25 = BM25Matrix(vectors)
         dim = next((len(v) for v in dense if v is not None), 0)
-        matrix = np.zeros((n_docs, dim), dtype=np.float32)
+        matrix = np.zeros((len(docs), dim), dtype=np.float32)
         for row, vector in enumerate(dense):
             if vector is not None:
                 matrix[row] = vector
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         with self._lock:  # searches go on with the previous snapshot until here
-            self._weights = weights
-            self._idf = np.log1p((with_vector - df + 0.5) / (df + 0.5)).astype(np.float32)
-            self._columns = columns
+            self._bm25 = bm25
             self.documents = docs
             self.by_key = {str(d.meta.get("key")): d for d in docs if d.meta.get("key")}
             self._laws = sorted({str(d.meta["law"]) for d in docs if d.meta.get("law")})
@@ -132,16 +115,11 @@ class CollectionMirror:
     ) -> list[tuple[Document, float]]:
         """Top ``top_k`` documents for the query terms; ``accept`` filters candidates (metadata filters)."""
         self.refresh()
-        vector = query_vector(terms)
         with self._lock:
-            pairs = [(self._columns[i], v) for i, v in zip(vector.indices, vector.values, strict=True)
-                     if i in self._columns] if vector else []
-            if not pairs or not self.documents:
-                return []
-            cols = [c for c, _ in pairs]
-            query = self._idf[cols] * np.asarray([v for _, v in pairs], dtype=np.float32)
-            scores = np.asarray(self._weights[:, cols] @ query).ravel()
-            documents = self.documents
+            bm25, documents = self._bm25, self.documents
+        if not documents:
+            return []
+        scores = bm25.scores(terms)
         return _top(scores, np.flatnonzero(scores > 0), documents, top_k, accept)
 
     def dense(

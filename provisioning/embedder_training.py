@@ -3,7 +3,7 @@
 sentence-transformers' own training API: `SentenceTransformerTrainer` with `MultipleNegativesRankingLoss` over
 (question, gold article, hard negative) triples and the no-duplicates batch sampler (STARD questions share gold
 articles, so an in-batch "negative" could be another row's positive). The hard negative of a question is the
-best-ranked non-gold article of today's hybrid retrieval. The e5 prefixes (``query: ``/``passage: ``) are kept and
+best-ranked non-gold article of its mined candidates (`provisioning.mining`). The e5 prefixes (``query: ``/``passage: ``) are kept and
 passages are the text indexing embeds. The embeddings and the lower ``frozen_layers`` transformer layers are
 frozen: half the backward pass, and the multilingual vocabulary is left as pretrained.
 

@@ -2,14 +2,15 @@
 
 Default: the bundled STARD pairs (`training_data/stard/`) against every current article of the statute database.
 
-1. The corpus is indexed with the base e5-small (``DATA_DIR/corpus_qdrant``, one collection per embedder
-   fingerprint, so the stores of several embedders live side by side and none is re-embedded back and forth).
-2. The pairs are split: ``1 - CALIBRATION_SHARE`` of the questions train the embedder
-   (`provisioning.embedder_training`: hard negatives from the base hybrid retrieval), the rest train the
+1. The pairs are split: ``1 - CALIBRATION_SHARE`` of the questions train the embedder, the rest train the
    evaluator. The evaluator learns from questions the adapted embedder never saw, so its probabilities hold for
    new questions: on its own training questions the adapted cosines would be too good.
-3. The adapted embedder is exported to int8 ONNX, the corpus is indexed with it, and the evaluator is trained on
-   the held-back questions' retrieval through the adapted store.
+2. Hard negatives are mined without embedding the corpus (`provisioning.mining`: BM25 over every article, the base
+   e5-small on BM25's candidates only) and the embedder is fine-tuned (`provisioning.embedder_training`).
+3. The adapted embedder is exported to int8 ONNX, the corpus is indexed with it (``DATA_DIR/corpus_qdrant``, one
+   collection per embedder fingerprint, so the stores of several embedders live side by side and none is
+   re-embedded back and forth): the only time set-up encodes the whole corpus. The evaluator is trained on the
+   held-back questions' retrieval through that store.
 
 With fewer than ``MIN_EMBEDDER_PAIRS`` pairs, or with ``--collection`` (a user's own knowledge base, embedded as it
 is), only the evaluator is trained, on all pairs, with the embedder as configured.
@@ -51,6 +52,7 @@ from pipelines.stores import open_document_store
 from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
 from provisioning.evaluator_training import Recipe, train_evaluator
 from provisioning.isolated import in_child
+from provisioning.mining import MINING_DEPTH, MINING_POOL, corpus_articles, mine_candidates
 from provisioning.onnx_export import is_complete
 from provisioning.phases import Phases
 from provisioning.training_pairs import DEFAULT_PAIRS, Pair, check_gold, load_pairs, pairs_digest
@@ -64,8 +66,6 @@ T = TypeVar("T")
 CORPUS_COLLECTION = "statutes_all"
 MIN_EMBEDDER_PAIRS = 200
 CALIBRATION_SHARE = 0.2
-MINING_DEPTH = 10  # hybrid candidates a hard negative is taken from
-MINING_BM25_WEIGHT = 1.0  # hard negatives come from equal-weight fusion, whatever BM25_WEIGHT says
 TRAINING_FILE = "training.json"
 
 
@@ -254,7 +254,7 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
         embedder_pairs, calibration = split_pairs(loaded, CALIBRATION_SHARE, recipe.seed)
         embedder = model_cache_dir() / "embedder-{}".format(_identity(
             pairs_digest(embedder_pairs), embedder_recipe.digest(), embedding_fingerprint(base), corpus,
-            f"mining={MINING_DEPTH}@bm25={MINING_BM25_WEIGHT}"))
+            f"mining=bm25-pool{MINING_POOL}@depth{MINING_DEPTH}"))
         if not (embedder / TRAINING_FILE).is_file():  # written last; the entry is renamed into place after it
             reused = False
             with staged(embedder) as staging:
@@ -289,8 +289,8 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
 
 def _train_embedder(base: Settings, pairs: list[Pair], all_pairs: list[Pair], corpus: _Corpus,
                     recipe: EmbedderRecipe, out: Path, progress: bool) -> None:
-    """Mine hard negatives through the base store, fine-tune, export to int8 ONNX, all into ``out`` (each step in
-    a process of its own when the corpus is isolated)."""
+    """Mine hard negatives, fine-tune, export to int8 ONNX, all into ``out`` (each step in a process of its own
+    when the corpus is isolated)."""
     from provisioning.onnx_export import build_onnx_int8
 
     rows = corpus.run(_mine, base, pairs, all_pairs, progress)
@@ -309,18 +309,14 @@ def _train_embedder(base: Settings, pairs: list[Pair], all_pairs: list[Pair], co
 
 def _mine(corpus: _Corpus, base: Settings, pairs: list[Pair], all_pairs: list[Pair],
           progress: bool) -> dict[str, list[str]]:
-    """The training rows: each question's best-ranked non-gold article of the base hybrid retrieval."""
-    store, store_settings = corpus.open(base)
-    try:
-        mirror = mirror_for(store)
-        mirror.refresh(force=True)
-        check_gold(all_pairs, set(mirror.by_key), "the statute corpus")
-        with corpus.phases.phase("mine hard negatives"):
-            mined = retrieve_candidates(store, dataclasses.replace(store_settings, bm25_weight=MINING_BM25_WEIGHT),
-                                        pairs, MINING_DEPTH, progress, "mining hard negatives")
-        return training_rows(pairs, mined, mirror.by_key, base.query_prefix, base.passage_prefix)
-    finally:
-        store.close()
+    """The training rows: each question's best-ranked non-gold candidate (`provisioning.mining`: BM25 over the
+    corpus, the base embedder on BM25's candidates only)."""
+    with corpus.phases.phase("mine hard negatives"):
+        articles = corpus_articles(corpus.sources)
+        by_key = {str(doc.meta["key"]): doc for doc in articles if doc.meta.get("key")}
+        check_gold(all_pairs, set(by_key), "the statute corpus")
+        mined = mine_candidates(pairs, articles, base, progress=progress)
+    return training_rows(pairs, mined, by_key, base.query_prefix, base.passage_prefix)
 
 
 def _train_evaluator(corpus: _Corpus, settings: Settings, pairs: list[Pair], all_pairs: list[Pair],

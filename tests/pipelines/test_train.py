@@ -99,9 +99,9 @@ def test_the_corpus_recipe_adapts_the_embedder_and_trains_the_evaluator_on_held_
     assert result.trained["embedding"] == embedding_fingerprint(adapted) != embedding_fingerprint(kb_settings)
     assert result.settings.embedding_model == str(result.embedder)
     assert result.settings.evaluator_model == str(result.model)
-    # the adapted store was built, beside the base one, in the corpus folder
+    # the corpus was embedded once, by the adapted embedder: mining built no store with the base one
     stores = sorted(p.name for p in (kb_settings.data_dir / "corpus_qdrant").iterdir() if p.is_dir())
-    assert stores == sorted([corpus_settings(kb_settings).collection, corpus_settings(adapted).collection])
+    assert stores == [corpus_settings(adapted).collection]
     assert Path(kb_settings.adapted_embedding_model).resolve() == result.embedder.resolve()
     monkeypatch.delenv("EMBEDDING_MODEL")
     assert Settings.from_env().embedding_model == kb_settings.adapted_embedding_model
