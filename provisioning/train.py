@@ -31,6 +31,7 @@ Usage::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -154,6 +155,13 @@ class _Corpus:
         """``function(*args)``, in a child process when isolated."""
         return in_child(function, *args) if self.isolate else function(*args)
 
+    def export(self, folder: Path) -> None:
+        """The int8 ONNX export of ``folder``; isolated, in a child whose export steps run in children of their own
+        (`provisioning.onnx_export.build_onnx_int8`), else all in this process."""
+        from provisioning.onnx_export import build_onnx_int8
+
+        self.call(functools.partial(build_onnx_int8, isolate=self.isolate), folder)
+
     def run(self, step: Callable[..., T], *args: object) -> T:
         """``step(corpus, *args)``, in a child process when isolated; the phases it records come back."""
         if not self.isolate:
@@ -260,10 +268,8 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
             with staged(embedder) as staging:
                 _train_embedder(base, embedder_pairs, loaded, corpus_store, embedder_recipe, staging, progress)
         elif not is_complete(embedder):  # trained by an older exporter: export the same weights again, no training
-            from provisioning.onnx_export import build_onnx_int8
-
             with phases.phase("export the adapted embedder to int8 ONNX"):
-                corpus_store.call(build_onnx_int8, embedder)
+                corpus_store.export(embedder)
         evaluator_settings = dataclasses.replace(base, embedding_model=str(embedder))
     evaluator = model_cache_dir() / "evaluator-{}".format(_identity(
         pairs_digest(calibration), recipe.digest(), embedding_fingerprint(evaluator_settings), corpus,
@@ -291,8 +297,6 @@ def _train_embedder(base: Settings, pairs: list[Pair], all_pairs: list[Pair], co
                     recipe: EmbedderRecipe, out: Path, progress: bool) -> None:
     """Mine hard negatives, fine-tune, export to int8 ONNX, all into ``out`` (each step in a process of its own
     when the corpus is isolated)."""
-    from provisioning.onnx_export import build_onnx_int8
-
     rows = corpus.run(_mine, base, pairs, all_pairs, progress)
     model = out / "model"
     with corpus.phases.phase("fine-tune the embedder"):
@@ -301,7 +305,7 @@ def _train_embedder(base: Settings, pairs: list[Pair], all_pairs: list[Pair], co
         os.replace(item, out / item.name)
     model.rmdir()
     with corpus.phases.phase("export the adapted embedder to int8 ONNX"):
-        corpus.call(build_onnx_int8, out)
+        corpus.export(out)
     (out / TRAINING_FILE).write_text(json.dumps(
         {"questions": len(pairs), "rows": len(rows["anchor"]), "train_seconds": seconds,
          "recipe": dataclasses.asdict(recipe), "base": embedding_fingerprint(base)}, indent=2), encoding="utf-8")
