@@ -32,6 +32,7 @@ from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTOR
 from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import SourceManifest
 from helpers.sparse_terms import BM25Matrix
+from helpers.statute_labels import VERSION_SEP
 
 RECHECK_SECONDS = 5.0
 
@@ -43,6 +44,7 @@ class CollectionMirror:
         self.store = store
         self.documents: list[Document] = []
         self.by_key: dict[str, Document] = {}
+        self.versions: dict[str, list[Document]] = {}  # an article's in-force key → every version of it held
         self._laws: list[str] = []
         self._dense = np.zeros((0, 0), dtype=np.float32)
         self._bm25 = BM25Matrix([])
@@ -80,6 +82,9 @@ class CollectionMirror:
             self._bm25 = bm25
             self.documents = docs
             self.by_key = {str(d.meta.get("key")): d for d in docs if d.meta.get("key")}
+            self.versions = {}
+            for key, doc in self.by_key.items():
+                self.versions.setdefault(key.split(VERSION_SEP)[0], []).append(doc)
             self._laws = sorted({str(d.meta["law"]) for d in docs if d.meta.get("law")})
             self._dense = matrix / np.where(norms > 0, norms, 1.0)
 

@@ -41,8 +41,10 @@ from haystack_integrations.document_stores.qdrant.filters import convert_filters
 from document_store.collection_mirror import RECHECK_SECONDS, mirror_for
 from document_store.qdrant_store import qdrant_client_of
 from helpers.sparse_terms import query_vector
+from helpers.statute_labels import VERSION_SEP, key_law
 
 LAW_FACET_LIMIT = 100_000  # distinct law names a knowledge base may hold
+MAX_VERSIONS = 8  # versions of one article a citation lookup reads before the filter picks one
 
 
 class Backend(str, Enum):
@@ -99,8 +101,14 @@ class MirrorSearch:
     def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]:
         mirror = mirror_for(self.store)
         mirror.refresh()
-        found = (mirror.by_key.get(key) for key in dict.fromkeys(keys))
-        return [doc for doc in found if doc is not None and (not filters or document_matches_filter(filters, doc))]
+        found = []
+        for key in dict.fromkeys(keys):
+            versions = mirror.versions.get(key, [])  # the in-force version first: it holds the key itself
+            versions = sorted(versions, key=lambda doc: doc.meta.get("key") != key)
+            doc = next((d for d in versions if not filters or document_matches_filter(filters, d)), None)
+            if doc is not None:
+                found.append(doc)
+        return found
 
     def laws(self) -> list[str]:
         return mirror_for(self.store).laws()
@@ -134,14 +142,18 @@ class QdrantSearch:
         keys = list(dict.fromkeys(keys))
         if not keys:
             return []
-        wanted: dict[str, Any] = {"field": "meta.key", "operator": "in", "value": keys}
+        wanted: dict[str, Any] = {"operator": "OR", "conditions": [{"field": "meta.key", "operator": "in",
+                                                                   "value": keys}] + _version_conditions(keys)}
         condition = {"operator": "AND", "conditions": [wanted, filters]} if filters else wanted
         points = qdrant_client_of(self.store).query_points(
-            self.store.index, query_filter=convert_filters_to_qdrant(condition), limit=len(keys),
+            self.store.index, query_filter=convert_filters_to_qdrant(condition), limit=MAX_VERSIONS * len(keys),
             with_payload=True, with_vectors=False,
         ).points
-        by_key = {doc.meta.get("key"): doc for doc in
-                  (convert_qdrant_point_to_haystack_document(p, use_sparse_embeddings=True) for p in points)}
+        by_key: dict[str, Document] = {}
+        for doc in (convert_qdrant_point_to_haystack_document(p, use_sparse_embeddings=True) for p in points):
+            key = str(doc.meta.get("key", "")).split(VERSION_SEP)[0]
+            if key not in by_key or doc.meta.get("key") == key:  # the in-force version first
+                by_key[key] = doc
         return [replace(by_key[key], score=None) for key in keys if key in by_key]
 
     def laws(self) -> list[str]:
@@ -153,6 +165,41 @@ class QdrantSearch:
                 self._laws = sorted(str(hit.value) for hit in hits)
                 self._laws_read = time.monotonic()
             return self._laws
+
+
+def _version_conditions(keys: list[str]) -> list[dict[str, Any]]:
+    """Payload conditions that match every version of the articles ``keys`` name (older versions' keys carry a
+    date suffix, so they are found by law and article number)."""
+    conditions = []
+    for key in keys:
+        law = key_law(key)
+        if law != key:
+            conditions.append({"operator": "AND", "conditions": [
+                {"field": "meta.law", "operator": "==", "value": law},
+                {"field": "meta.article_no", "operator": "==", "value": key[len(law):]}]})
+    return conditions
+
+
+def shown_as_amended(search: Search, documents: list[Document], filters: dict[str, Any] | None) -> list[Document]:
+    """A ranking in which an amending article found by a search (meta ``amends``: "将刑法第二百六十四条修改为…")
+    stands as the article it amends, in its place and with its score (``found_via`` names the amendment); an
+    article that appears twice keeps its first place. Amendments whose article is not held stay as they are."""
+    targets = [key for doc in documents for key in doc.meta.get("amends") or []]
+    if not targets:
+        return documents
+    found = {doc.meta["key"].split(VERSION_SEP)[0]: doc for doc in search.articles(targets, filters)}
+    shown: list[Document] = []
+    seen: set[str] = set()
+    for doc in documents:
+        amended = [found[key] for key in doc.meta.get("amends") or [] if key in found]
+        for item in amended or [doc]:
+            key = str(item.meta.get("key"))
+            if key in seen:
+                continue
+            seen.add(key)
+            shown.append(doc if item is doc else
+                         replace(item, score=doc.score, meta={**item.meta, "found_via": doc.meta.get("key")}))
+    return shown
 
 
 def open_search(store: QdrantDocumentStore, name: str = "auto") -> Search:

@@ -44,6 +44,7 @@ class SourceRecord:
     bm25_k1: float = 0.0  # the BM25 parameters its stored weights were computed with (0 = not yet weighted:
     bm25_b: float = 0.0  # an older store that held raw term frequencies)
     bm25_avgdl: float = 0.0
+    meta_hash: str = ""  # fingerprint of its articles' metadata (versions, amendment links); "" = older store
 
     def weighted_with(self, k1: float, b: float) -> bool:
         return self.bm25_avgdl > 0 and (self.bm25_k1, self.bm25_b) == (k1, b)
@@ -81,9 +82,14 @@ class SourceManifest:
         self._put(SourceRecord(source, INDEXING, content_hash, 0, time.time()))
 
     def mark_complete(self, source: str, content_hash: str, count: int, embedding: str = "", length: int = 0,
-                      bm25: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+                      bm25: tuple[float, float, float] = (0.0, 0.0, 0.0), meta_hash: str = "") -> None:
         """Record a finished source; ``bm25`` = the (k1, b, avgdl) its BM25 weights were computed with."""
-        self._put(SourceRecord(source, COMPLETE, content_hash, count, time.time(), embedding, length, *bm25))
+        self._put(SourceRecord(source, COMPLETE, content_hash, count, time.time(), embedding, length, *bm25,
+                               meta_hash=meta_hash))
+
+    def relabelled(self, record: SourceRecord, meta_hash: str) -> None:
+        """Record that a complete source's metadata was rewritten in place (its vectors kept)."""
+        self._put(replace(record, meta_hash=meta_hash, updated_at=time.time()))
 
     def reweighted(self, record: SourceRecord, length: int, bm25: tuple[float, float, float]) -> None:
         """Record that a complete source's BM25 weights were rewritten."""

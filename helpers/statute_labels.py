@@ -5,6 +5,7 @@ Usage::
     from helpers.statute_labels import LAW_NAME_PREFIX, article_no, citation_label
     article_no("13")             # "第十三条"; article_no("十三", "一") → "第十三条之一"
     key_law("中华人民共和国民法典第五百条")   # "中华人民共和国民法典"
+    article_key("中华人民共和国商标法", "第十条", "2019-04-23")   # "中华人民共和国商标法第十条@2019-04-23"
     citation_label(doc)          # "《中华人民共和国个人信息保护法》第十三条"
 """
 
@@ -17,7 +18,8 @@ from haystack import Document
 from helpers.chinese_numerals import cn_to_int, int_to_cn
 
 LAW_NAME_PREFIX = "中华人民共和国"  # national laws carry it in the corpus; users and answers often leave it out
-_KEY_RE = re.compile(r"^(.+?)(第[零〇一二三四五六七八九十百千万]+条(?:之[一二三四五六七八九十]+)?)$")
+_KEY_RE = re.compile(r"^(.+?)(第[零〇一二三四五六七八九十百千万]+条(?:之[一二三四五六七八九十]+)?)(?:@[0-9-]+)?$")
+VERSION_SEP = "@"  # an older version's key: law + article_no + "@" + its version date
 
 
 def article_no(number: str, suffix: str | None = None) -> str:
@@ -32,8 +34,14 @@ def citation_label(doc: Document) -> str:
     return f"《{doc.meta.get('law', '')}》{doc.meta.get('article_no', '')}"
 
 
+def article_key(law: str, number: str, version: str | None = None) -> str:
+    """An article's key: ``law + article_no`` for the version in force (the key the corpus, the training pairs and
+    the citations use), ``law + article_no + "@" + version date`` for an older one, so versions never collide."""
+    return f"{law}{number}{VERSION_SEP}{version}" if version else f"{law}{number}"
+
+
 def key_law(key: str) -> str:
-    """The law of an article key (``law + article_no``, as the corpus and the training pairs write it); a key
-    without an article number is its own law."""
+    """The law of an article key (``law + article_no``, as the corpus and the training pairs write it, or an older
+    version's ``…@date``); a key without an article number is its own law."""
     match = _KEY_RE.match(key)
     return match.group(1) if match else key

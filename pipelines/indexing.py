@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from haystack import Document, Pipeline, logging
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
-from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
+from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME, convert_id
 from qdrant_client.http import models
 from tqdm import tqdm
 
@@ -40,8 +40,9 @@ from config.settings import Settings
 from document_store.collection_mirror import invalidate
 from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import COMPLETE, SourceManifest, SourceRecord
-from document_store.statute_db import StatuteDB, content_hash
+from document_store.statute_db import StatuteDB, content_hash, meta_hash
 from document_store.text_files import load_text_file
+from helpers.statute_labels import VERSION_SEP
 from pipelines.embedders import document_embedder, embedding_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -60,18 +61,31 @@ class Source:
     def content_hash(self) -> str:
         return content_hash(self.documents)
 
+    @property
+    def meta_hash(self) -> str:
+        return meta_hash(self.documents)
+
 
 @dataclass(frozen=True)
 class SourceResult:
     source: str
-    action: str  # added | replaced | re-embedded | unchanged | resumed | reweighted
+    action: str  # added | replaced | re-embedded | relabelled | unchanged | resumed | reweighted
     count: int
 
 
-def law_sources(names: list[str], db: StatuteDB | None = None) -> list[Source]:
-    """Sources for laws from the statute database (``["all"]`` = every current law)."""
+def law_sources(names: list[str], db: StatuteDB | None = None, versions: bool = False) -> list[Source]:
+    """Sources for laws from the statute database: the version in force of each (``["all"]`` = every law in
+    force, the 刑法 included); with ``versions``, also their older versions (for ``all``: every older version,
+    repealed laws included) and, for an amended law, its articles' text before the later amendments."""
     db = db or StatuteDB()
-    return [Source(f"law:{name}", db.articles(name)) for name in dict.fromkeys(db.resolve(names))]
+    laws = list(dict.fromkeys(db.resolve(names)))
+    sources = [Source(f"law:{name}", db.articles(name)) for name in laws]
+    if versions:
+        in_force = [v for v in db.versions() if v.in_force and v.law_name in laws]
+        sources += [Source(v.source, db.version_articles(v)) for v in db.older_versions(names)]
+        sources += [Source(f"{v.source}{VERSION_SEP}{v.version_date}", superseded)
+                    for v in in_force if (superseded := db.superseded_articles(v))]
+    return sources
 
 
 def file_sources(paths: Iterable[str]) -> list[Source]:
@@ -146,6 +160,8 @@ class Indexer:
             return "replaced"
         if record.embedding != self.embedding:  # same text, other embedding model: the vectors must be remade
             return "re-embedded"
+        if record.meta_hash != source.meta_hash:  # same text and vectors, new metadata: rewritten in place
+            return "relabelled"
         return None
 
     def index(self, sources: list[Source], progress: bool = True) -> list[SourceResult]:
@@ -158,12 +174,17 @@ class Indexer:
         counts = self._source_counts()
         results: list[SourceResult] = []
         pending: list[tuple[Source, str]] = []
+        relabel: list[Source] = []
         for source in sources:
             action = self._plan(source, counts)
             if action is None:
                 results.append(SourceResult(source.name, "unchanged", counts.get(source.name, 0)))
+            elif action == "relabelled":
+                relabel.append(source)
             else:
                 pending.append((source, action))
+        if relabel:
+            results.extend(self.relabel(relabel, progress=progress))
         total = sum(len(s.documents) for s, _ in pending)
         avgdl = self._avgdl_after(pending) if pending else 0.0
         with tqdm(total=total, desc="indexing", unit="doc", disable=not progress or total == 0) as bar:
@@ -173,7 +194,9 @@ class Indexer:
         # sources whose weights this run's change of the average length left stale are rewritten now; the
         # result stays one entry per source asked for (an unchanged one that was reweighted says so)
         reweighted = {r.source: r for r in self.reweight(progress=progress)}
-        return [reweighted[r.source] if r.action == "unchanged" and r.source in reweighted else r for r in results]
+        # (a relabelled one too: its payloads were rewritten in place before its weights were)
+        return [reweighted[r.source] if r.action in ("unchanged", "relabelled") and r.source in reweighted else r
+                for r in results]
 
     def _avgdl_after(self, pending: list[tuple[Source, str]]) -> float:
         """The average BM25 length the collection will have once ``pending`` is written (the articles are split
@@ -206,10 +229,37 @@ class Indexer:
         for source, action in group:
             count = written.get(source.name, 0)
             self.manifest.mark_complete(source.name, source.content_hash, count, self.embedding,
-                                        lengths.get(source.name, 0), weighting)
+                                        lengths.get(source.name, 0), weighting, source.meta_hash)
             logger.info("{action} {source}: {count} documents", action=action, source=source.name, count=count)
             results.append(SourceResult(source.name, action, count))
         return results
+
+    def relabel(self, sources: list[Source], progress: bool = True) -> list[SourceResult]:
+        """Rewrite the stored metadata of ``sources`` whose text and vectors are unchanged (e.g. a store indexed
+        before statute versions): one scroll over the collection, each point's ``meta`` replaced in place, nothing
+        re-embedded. A point the source no longer explains is left alone (the next content change replaces it)."""
+        splitter = self.pipeline.get_component("splitter")
+        metas = {convert_id(doc.id): doc.meta for source in sources
+                 for doc in splitter.run(documents=source.documents)["documents"]}
+        client = qdrant_client_of(self.store)
+        done: dict[str, int] = {}
+        with tqdm(total=sum(len(s.documents) for s in sources), desc="updating metadata", unit="doc",
+                  disable=not progress) as bar:
+            for ids, batch in self._scroll_documents({source.name for source in sources}):
+                operations = [models.SetPayloadOperation(set_payload=models.SetPayload(
+                    payload={"meta": metas[point_id]}, points=[point_id])) for point_id in ids if point_id in metas]
+                if operations:
+                    client.batch_update_points(self.store.index, update_operations=operations, wait=True)
+                for doc in batch:
+                    done[doc.meta["source"]] = done.get(doc.meta["source"], 0) + 1
+                bar.update(len(batch))
+        invalidate(self.store)
+        for source in sources:
+            record = self.manifest.get(source.name)
+            if record is not None:
+                self.manifest.relabelled(record, source.meta_hash)
+            logger.info("relabelled {source}: {count} documents", source=source.name, count=done.get(source.name, 0))
+        return [SourceResult(source.name, "relabelled", done.get(source.name, 0)) for source in sources]
 
     def stale_weights(self) -> list[SourceRecord]:
         """Sources whose BM25 weights the next `reweight` rewrites (see `SourceManifest.stale_weights`)."""

@@ -5,7 +5,7 @@ kept, e.g. STARD's ``qid``). Every problem is a one-line `TrainingDataError` and
 
 Usage::
 
-    pairs = load_pairs("training_data/stard/stard_train.jsonl")
+    pairs = load_pairs("training_data/stard/stard_train_with_criminal.jsonl")
     check_gold(pairs, set(mirror.by_key))          # every gold key must be in the collection
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MIN_PAIRS = 50
-DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "training_data" / "stard" / "stard_train.jsonl"
+DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "training_data" / "stard" / "stard_train_with_criminal.jsonl"
 
 
 class TrainingDataError(ValueError):

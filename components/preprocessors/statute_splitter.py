@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from haystack import Document, component, logging
 
 from helpers.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int
+from helpers.statute_labels import article_key
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,8 @@ class StatuteSplitter:
 
     Input documents are whole texts with ``meta["law"]`` (the title; falls back to the first line) and
     ``meta["source"]``. A document whose meta already has ``article_no`` is an article (for example one row
-    of the statute database) and only gets its ``key`` and stable ``id``. Every output document has meta
+    of the statute database) and only gets its ``key`` and stable ``id``; one of a version no longer in force
+    (``in_force`` False, with its ``version_date``) is keyed ``law + article_no + "@" + version_date``. Every output document has meta
     ``law, chapter, section, article_no, key, source, status``.
     """
 
@@ -91,7 +93,8 @@ class StatuteSplitter:
         meta.setdefault("section", None)
         meta.setdefault("status", self.default_status)
         meta["source"] = meta.get("source") or f"law:{meta['law']}"
-        meta["key"] = f"{meta['law']}{meta['article_no']}"
+        older = meta.get("in_force") is False and meta.get("version_date")  # an older version: its own key
+        meta["key"] = article_key(meta["law"], meta["article_no"], meta["version_date"] if older else None)
         return Document(id=document_id(meta["source"], meta["key"]), content=content.strip(), meta=meta)
 
     def _split_text(self, doc: Document) -> list[Document]:

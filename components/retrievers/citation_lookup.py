@@ -19,6 +19,7 @@ from document_store.search_backend import SearchingComponent
 from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.ranking import Ranking
 from helpers.statute_labels import LAW_NAME_PREFIX, article_no
+from helpers.statute_versions import with_versions
 
 _NUM = rf"(\d+|[{CN_NUMERAL_CHARS}]+)"
 CITATION_RE = re.compile(
@@ -58,9 +59,10 @@ class CitationLookup(SearchingComponent):
             return str(filters["value"])
         return laws[0] if len(laws) == 1 else None
 
-    def find(self, query: str, filters: dict[str, Any] | None = None) -> list[Document]:
+    def find(self, query: str, filters: dict[str, Any] | None = None, as_of: str | None = None) -> list[Document]:
         """The cited articles present in the knowledge base (and allowed by ``filters``), in the order they are
-        cited: an explicitly cited article outside the filter is not evidence either."""
+        cited: an explicitly cited article outside the filter is not evidence either. Each is the version in
+        force (on ``as_of``, ``YYYY-MM-DD``, when given)."""
         laws = self._search.laws()
         keys: list[str] = []
         previous: str | None = None  # “民法典第5条和第6条”: the second citation inherits the law
@@ -73,10 +75,11 @@ class CitationLookup(SearchingComponent):
                 keys.append(law + article_no(match.group(2), match.group(3)))
             except ValueError:
                 continue
-        return self._search.articles(keys, filters)
+        return self._search.articles(keys, with_versions(filters, as_of)) if keys else []
 
     @component.output_types(rankings=list[Ranking], documents=list[Document])
-    def run(self, queries: list[str], filters: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(self, queries: list[str], filters: dict[str, Any] | None = None,
+            as_of: str | None = None) -> dict[str, Any]:
         """:returns: one ``citation`` ranking per query (empty when it cites nothing) and the first one's docs."""
-        rankings = [Ranking("citation", q, self.find(q, filters)) for q in queries]
+        rankings = [Ranking("citation", q, self.find(q, filters, as_of)) for q in queries]
         return {"rankings": rankings, "documents": rankings[0].documents if rankings else []}

@@ -21,8 +21,9 @@ from haystack_integrations.components.embedders.sentence_transformers import Sen
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store.qdrant_store import from_dict_sharing_store
-from document_store.search_backend import SearchingComponent
+from document_store.search_backend import SearchingComponent, shown_as_amended
 from helpers.ranking import Ranking
+from helpers.statute_versions import with_versions
 
 
 @component
@@ -69,13 +70,18 @@ class DenseRetriever(SearchingComponent):
 
     @component.output_types(documents=list[Document], rankings=list[Ranking])
     def run(
-        self, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
+        self, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None,
+        as_of: str | None = None,
     ) -> dict[str, Any]:
-        """:returns: ``documents`` (the first query's ranking) and ``rankings`` (one per query)."""
-        active = filters if filters is not None else self.filters
+        """Retrieve for each query, from the statutes in force (on ``as_of``, ``YYYY-MM-DD``, when given); an
+        amendment found stands as the article it amends (`shown_as_amended`).
+
+        :returns: ``documents`` (the first query's ranking) and ``rankings`` (one per query)."""
+        active = with_versions(filters if filters is not None else self.filters, as_of)
         top_k = top_k or self.top_k
         rankings = []
         for query in queries:
             embedding = self.embedder.run(text=query)["embedding"]
-            rankings.append(Ranking("dense", query, self._search.dense(embedding, top_k, active)))
+            hits = self._search.dense(embedding, top_k, active)
+            rankings.append(Ranking("dense", query, shown_as_amended(self._search, hits, active)))
         return {"documents": rankings[0].documents if rankings else [], "rankings": rankings}

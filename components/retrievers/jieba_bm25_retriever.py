@@ -17,9 +17,10 @@ from haystack import Document, component, default_to_dict
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store.qdrant_store import from_dict_sharing_store
-from document_store.search_backend import SearchingComponent
+from document_store.search_backend import SearchingComponent, shown_as_amended
 from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
 from helpers.ranking import Ranking
+from helpers.statute_versions import with_versions
 
 
 @component
@@ -75,13 +76,16 @@ class JiebaBM25Retriever(SearchingComponent):
 
     @component.output_types(documents=list[Document], rankings=list[Ranking])
     def run(
-        self, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
+        self, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None,
+        as_of: str | None = None,
     ) -> dict[str, Any]:
-        """Retrieve for each query.
+        """Retrieve for each query, from the statutes in force (on ``as_of``, ``YYYY-MM-DD``, when given); an
+        amendment found stands as the article it amends (`shown_as_amended`).
 
         :returns: ``documents`` (the first query's ranking, scores set) and ``rankings`` (one per query).
         """
         top_k = top_k or self.top_k
-        active = filters if filters is not None else self.filters
-        rankings = [Ranking("bm25", query, self._search.bm25(self.tokenize(query), top_k, active)) for query in queries]
+        active = with_versions(filters if filters is not None else self.filters, as_of)
+        rankings = [Ranking("bm25", query, shown_as_amended(
+            self._search, self._search.bm25(self.tokenize(query), top_k, active), active)) for query in queries]
         return {"documents": rankings[0].documents if rankings else [], "rankings": rankings}
