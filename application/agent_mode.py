@@ -61,9 +61,9 @@ class KnowledgeAgent:
         self.max_steps = max_steps
         self.top_k = top_k
 
-    def _tools(self, sources: list[Document]) -> list[Tool]:
+    def _tools(self, sources: list[Document], filters: dict[str, Any] | None) -> list[Tool]:
         def search_knowledge_base(query: str) -> str:
-            docs = self._search(query)
+            docs = self._search(query, filters)
             start = len([d for d in sources if not is_web(d)])
             lines = []
             for i, doc in enumerate(docs, start=start + 1):
@@ -90,11 +90,14 @@ class KnowledgeAgent:
                  parameters=QUERY_SCHEMA, function=web_search),
         ]
 
-    def _search(self, query: str) -> list[Document]:
-        return retrieve(self.rag.pipelines["retrieve"], [query], top_k=self.top_k)  # the already-warm pipeline
+    def _search(self, query: str, filters: dict[str, Any] | None = None) -> list[Document]:
+        return retrieve(self.rag.pipelines["retrieve"], [query], top_k=self.top_k,  # the already-warm pipeline
+                        filters=filters)
 
-    def ask(self, query: str, cancel: Cancellation | None = None) -> RAGResult:
-        """Answer with the tool-calling agent; a set ``cancel`` stops it before its next LLM call."""
+    def ask(self, query: str, cancel: Cancellation | None = None,
+            filters: dict[str, Any] | None = None) -> RAGResult:
+        """Answer with the tool-calling agent; a set ``cancel`` stops it before its next LLM call. Its searches
+        apply ``filters`` (e.g. the statute versions in force on a date)."""
         started = time.perf_counter()
         route = self.router.classify(query)
         if route["route"] == "chitchat":
@@ -103,7 +106,7 @@ class KnowledgeAgent:
             return RAGResult.chitchat(canned_reply(query), Mode.AGENT.value, {
                 "route": route, "steps": [], "stop_reason": "chitchat", "total_seconds": 0.0, "llm_calls_total": 0})
         sources: list[Document] = []
-        agent = Agent(chat_generator=self.chat_generator.cancellable(cancel), tools=self._tools(sources),
+        agent = Agent(chat_generator=self.chat_generator.cancellable(cancel), tools=self._tools(sources, filters),
                       system_prompt=SYSTEM,
                       max_agent_steps=self.max_steps)
         agent.warm_up()
@@ -114,9 +117,10 @@ class KnowledgeAgent:
                 raise RunCancelled("the agent run was cancelled") from error
             logger.warning("agent stopped: {error}", error=type(error).__name__)
             llm_down = isinstance(error, LLMUnavailableError) or isinstance(error.__cause__, LLMUnavailableError)
-            return self._fallback(query, sources, route, f"智能体出错（{type(error).__name__}）", llm_down, started)
+            return self._fallback(query, sources, route, f"智能体出错（{type(error).__name__}）", llm_down, started,
+                                  filters)
         if not sources:  # it answered without a successful search: its answer would have no evidence
-            return self._fallback(query, sources, route, "智能体没有成功检索", False, started)
+            return self._fallback(query, sources, route, "智能体没有成功检索", False, started, filters)
         steps = describe_steps(messages)
         last = messages[-1]
         if last.tool_calls or not (last.text or "").strip():
@@ -129,11 +133,11 @@ class KnowledgeAgent:
                             started, checked_tail=tail)
 
     def _fallback(self, query: str, sources: list[Document], route: dict[str, Any], reason: str, llm_down: bool,
-                  started: float) -> RAGResult:
+                  started: float, filters: dict[str, Any] | None = None) -> RAGResult:
         """The agent failed or never searched: search the question itself and answer from that (or list what was
         found when the LLM is down)."""
         if not any(not is_web(d) for d in sources):
-            sources.extend(self._search(query))
+            sources.extend(self._search(query, filters))
         steps = [{"thought": "", "tool": "search_knowledge_base", "input": {"query": query},
                   "observation": f"{reason}，改为直接检索原问题"}]
         if llm_down:

@@ -48,6 +48,7 @@ from helpers.prompt_guard import SECTION_HEADER
 from helpers.quantities import quantities
 from helpers.quotes import excerpt, is_excerpt, normalise
 from helpers.statute_labels import article_no, citation_label
+from helpers.statute_versions import version_mark
 
 HEADER_RE = re.compile(rf"^[ \t#>*\-]*{SECTION_HEADER}[ \t*]*")
 STATUTE_SECTION = "相关法条"
@@ -71,10 +72,11 @@ def statute_text(text: str, evidence: list[Document]) -> str:
 
 
 def statute_entry(doc: Document, evidence: list[Document], hint: str = "") -> tuple[str, bool]:
-    """``《法名》第X条：<text>`` for an article of the store (a long one as its marked excerpt for ``hint``), and
-    whether it is an excerpt."""
+    """``《法名》第X条：<text>`` for an article of the store (a long one as its marked excerpt for ``hint``; a version
+    not in force today marked, e.g. 〔已失效〕), and whether it is an excerpt."""
     text, partial = excerpt(doc.content or "", hint=hint)
-    return f"{citation_label(doc)}{EXCERPT_MARK if partial else ''}：{statute_text(text, evidence)}", partial
+    label = citation_label(doc) + version_mark(doc.meta)
+    return f"{label}{EXCERPT_MARK if partial else ''}：{statute_text(text, evidence)}", partial
 
 
 class AnswerChecker:

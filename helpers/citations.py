@@ -1,4 +1,5 @@
-"""Citation extraction and verification: every 《法名》第X条 / [网页n] in an answer must point at given evidence.
+"""Citation extraction and verification: every 《法名》第X条 / [网页n] in an answer must point at given evidence;
+one that points at a statute version no longer in force is marked (`helpers.statute_versions.version_mark`).
 
 Usage::
 
@@ -17,6 +18,7 @@ from haystack import Document
 from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.contracts import is_web
 from helpers.statute_labels import LAW_NAME_PREFIX, article_no
+from helpers.statute_versions import version_mark
 
 LAW_CITATION_RE = re.compile(
     rf"《([^》]{{1,40}})》\s*(?:第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?)?"
@@ -76,6 +78,7 @@ def verify_citations(text: str, evidence: list[Document], flag_law_names: bool =
             found = check.mentions.setdefault(doc.id, [])
             if match.group(0) not in found:
                 found.append(match.group(0))
+            return match.group(0) + version_mark(doc.meta)  # a version not in force today says so
         return match.group(0)
 
     def law_citation(match: re.Match[str]) -> str:

@@ -5,7 +5,9 @@ Every article indexed from the statute database carries in its metadata ``in_for
 现行有效 or 已被修改), ``valid_from`` and ``valid_to`` (dates as integers ``YYYYMMDD``: the day the version took
 effect, the day the next one did; `OPEN_END` while in force or when the end is not known) and ``version_date``.
 Searches see the law in force unless ``as_of`` asks for the version in force on a day. Documents without these
-fields (plain text files, stores indexed before versions) are always seen: the conditions only exclude.
+fields (plain text files, stores indexed before versions) are always seen: the conditions only exclude. The
+application turns a request's ``as_of`` into filters once (`with_versions`); a retriever given filters that already
+select versions adds nothing, otherwise it adds "in force today".
 
 Usage::
 
@@ -23,6 +25,7 @@ from datetime import date
 from typing import Any
 
 OPEN_END = 99991231  # valid_to of a version still in force (or whose end the database does not give)
+VERSION_FIELDS = frozenset({"meta.in_force", "meta.valid_from", "meta.valid_to"})
 _DATE_RE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$")
 
 
@@ -68,8 +71,21 @@ def version_filter(as_of: str | date | None = None) -> dict[str, Any]:
     ]}
 
 
+def selects_versions(filters: dict[str, Any] | None) -> bool:
+    """Whether ``filters`` already say which versions to see (a condition on a version field anywhere in it)."""
+    if not filters:
+        return False
+    if filters.get("field") in VERSION_FIELDS:
+        return True
+    return any(selects_versions(condition) for condition in filters.get("conditions") or [])
+
+
 def with_versions(filters: dict[str, Any] | None, as_of: str | date | None = None) -> dict[str, Any]:
-    """``filters`` and the version condition together (see `version_filter`)."""
+    """``filters`` and the version condition together (see `version_filter`). Filters that already select
+    versions (e.g. made by this function for ``as_of`` upstream) are kept as they are unless ``as_of`` is given:
+    the default "in force today" never narrows an explicit choice."""
+    if parse_as_of(as_of) is None and selects_versions(filters):
+        return filters  # type: ignore[return-value]
     versions = version_filter(as_of)
     return {"operator": "AND", "conditions": [filters, versions]} if filters else versions
 

@@ -33,6 +33,7 @@ from helpers.cancellation import Cancellation, RunCancelled
 from helpers.citations import UNVERIFIED_MARK
 from helpers.contracts import CHAT_MODES, PIPELINE_MODES, Mode
 from helpers.result import RAGResult
+from helpers.statute_versions import parse_as_of, with_versions
 from llm_access.call_policy import LLMComponent
 
 logger = logging.getLogger(__name__)
@@ -136,7 +137,10 @@ class ChatAPI:
             logger.warning("default knowledge base not indexed yet; run `python -m pipelines index`")
 
     @staticmethod
-    def _checked(query: Any, mode: Any, top_k: Any, filters: Any) -> tuple[str, int, dict[str, Any] | None]:
+    def _checked(query: Any, mode: Any, top_k: Any, filters: Any,
+                 as_of: Any = None) -> tuple[str, int, dict[str, Any] | None]:
+        """The request's query, top_k and filters, validated (a `ValueError` is an HTTP 400); ``as_of`` (a date,
+        ``YYYY-MM-DD``: the statutes in force that day) is folded into the filters."""
         if not isinstance(query, str):
             raise ValueError("query must be a string")  # noqa: TRY004 - a client error: HTTP 400
         query = validate_query(query)
@@ -144,17 +148,22 @@ class ChatAPI:
         if isinstance(top_k, bool) or not isinstance(top_k, int | str) or not str(top_k).strip().isdigit() \
                 or not 1 <= int(top_k) <= MAX_TOP_K:
             raise ValueError(f"top_k must be an integer between 1 and {MAX_TOP_K}, got {top_k!r}")
-        return query, int(top_k), validate_filters(filters)
+        if as_of is not None and not isinstance(as_of, str):
+            raise ValueError(f"as_of must be a date written YYYY-MM-DD, got {as_of!r}")
+        filters = validate_filters(filters)
+        return query, int(top_k), with_versions(filters, as_of) if parse_as_of(as_of) else filters
 
     def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
             knowledge_base: str | None = None, streaming_callback: Any = None,
-            on_step: Any = None, cancel: Cancellation | None = None) -> RAGResult:
+            on_step: Any = None, cancel: Cancellation | None = None, as_of: Any = None) -> RAGResult:
+        """Answer (or, mode ``retrieve``, search) one question; ``as_of`` asks for the statutes in force on that
+        day (``YYYY-MM-DD``) instead of today's."""
         with http_errors():
-            query, top_k, filters = self._checked(query, mode, top_k, filters)
+            query, top_k, filters = self._checked(query, mode, top_k, filters, as_of)
             if mode == Mode.RETRIEVE:
                 return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k)
             if mode == Mode.AGENT:
-                result = self.service.agent(knowledge_base).ask(query, cancel=cancel)
+                result = self.service.agent(knowledge_base).ask(query, cancel=cancel, filters=filters)
                 result.knowledge_base = knowledge_base or self.service.settings.collection
                 return result
             return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
@@ -167,10 +176,11 @@ class ChatAPI:
             raise bad_request("the chat request has no user message")
         last = max(i for i, m in enumerate(history) if m["role"] == "user")
         options = {"mode": body.get("mode", "agentic"), "knowledge_base": body.get("knowledge_base"),
-                   "top_k": body.get("top_k", 10), "filters": body.get("filters")}
+                   "top_k": body.get("top_k", 10), "filters": body.get("filters"), "as_of": body.get("as_of")}
         with http_errors():  # bad input and an unknown knowledge base are HTTP errors before any streaming starts
             Mode.parse(options["mode"], CHAT_MODES)
-            self._checked(history[last]["content"], options["mode"], options["top_k"], options["filters"])
+            self._checked(history[last]["content"], options["mode"], options["top_k"], options["filters"],
+                          options["as_of"])
             if options["knowledge_base"] is not None and not isinstance(options["knowledge_base"], str):
                 raise ValueError("knowledge_base must be a string")
             self.service.rag(options["knowledge_base"])

@@ -26,10 +26,11 @@ from config.settings import Settings
 from document_store.qdrant_store import StoreConfigError, StoreLockedError
 from document_store.search_backend import resolve_backend
 from document_store.source_manifest import SourceManifest, SourceRecord
-from document_store.statute_db import StatuteDB, UnknownLawError
+from document_store.statute_db import CURRENT, StatuteDB, UnknownLawError
 from document_store.text_files import FileLoadError
 from helpers.contracts import PIPELINE_MODES, Mode, RetrievalPath
 from helpers.result import RAGResult
+from helpers.statute_versions import parse_as_of, version_mark, with_versions
 from llm_access.embedded_server import LLMServerError
 from pipelines.judges import describe_judge
 from pipelines.stores import open_document_store
@@ -63,7 +64,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
     from pipelines.indexing import Indexer, file_sources, law_sources
 
     laws = args.laws if args.laws is not None else ([] if args.files else list(settings.default_laws))
-    sources = (law_sources(laws) if laws else []) + file_sources(args.files or [])
+    sources = (law_sources(laws, versions=args.versions) if laws else []) + file_sources(args.files or [])
     store = open_document_store(settings, args.collection)
     try:
         started = time.perf_counter()
@@ -121,12 +122,12 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
         pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
         pipeline.warm_up()
         started = time.perf_counter()
-        docs = retrieve(pipeline, [query], top_k=args.top_k)
+        docs = retrieve(pipeline, [query], top_k=args.top_k, filters=_as_of_filters(args))
         print(f"{len(docs)} results for {query!r} ({args.mode}, {1000 * (time.perf_counter() - started):.0f} ms)")
         for rank, doc in enumerate(docs, start=1):
             paths = ",".join(doc.meta.get("retrieval", {}).get("paths", []))
             text = (doc.content or "").replace("\n", " ")
-            print(f"{rank:2d}. {doc.score:.4f} [{paths}] {doc.meta.get('key')}\n    {text[:120]}")
+            print(f"{rank:2d}. {doc.score:.4f} [{paths}] {doc.meta.get('key')}{version_mark(doc.meta)}\n    {text[:120]}")
     finally:
         store.close()
 
@@ -137,7 +138,7 @@ def print_result(result: RAGResult) -> None:
     if result.citations:
         print("\n引用：")
         for c in result.citations:
-            where = c["url"] if c["type"] == "web" else f"{c['law']}{c['article']}"
+            where = c["url"] if c["type"] == "web" else f"{c['law']}{c['article']}{c.get('version_mark', '')}"
             print(f"  - {where}")
     if result.unverified_citations:
         print("未核实的引用：" + "、".join(result.unverified_citations))
@@ -158,12 +159,18 @@ def print_result(result: RAGResult) -> None:
     print(f"  LLM calls: {trace['llm_calls_total']} {trace['llm_calls']}; {trace.get('total_seconds', 0):.1f} s")
 
 
+def _as_of_filters(args: argparse.Namespace) -> dict | None:
+    """``--as-of YYYY-MM-DD`` as the filters that select the statute versions in force that day (None: today's)."""
+    return with_versions(None, args.as_of) if parse_as_of(args.as_of) else None
+
+
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
     from application.rag import AgenticRAG
 
     query = validate_query(args.query)
+    filters = _as_of_filters(args)
     if args.pipeline:
-        result = _ask_yaml(Path(args.pipeline), query)
+        result = _ask_yaml(Path(args.pipeline), query, filters)
     else:
         rag = AgenticRAG.from_settings(settings, args.collection)
         try:
@@ -171,7 +178,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
                 raise ValueError(f"the knowledge base '{rag.store.index}' is empty; run `python -m pipelines index` "
                                  "first")
             _warn_incomplete(SourceManifest(rag.store), settings)
-            result = rag.ask(query, mode=args.mode)
+            result = rag.ask(query, mode=args.mode, filters=filters)
         finally:
             rag.close()
     if args.json:
@@ -180,13 +187,13 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
         print_result(result)
 
 
-def _ask_yaml(path: Path, query: str) -> RAGResult:
+def _ask_yaml(path: Path, query: str, filters: dict | None = None) -> RAGResult:
     from application.rag import answer_with
     from pipelines.yaml_export import load_query_pipeline
 
     pipeline, mode = load_query_pipeline(path)
     try:
-        return answer_with(pipeline, mode, query)
+        return answer_with(pipeline, mode, query, filters=filters)
     finally:
         for name in (RetrievalPath.BM25, RetrievalPath.DENSE):
             store = getattr(pipeline.get_component(name.value), "document_store", None)
@@ -255,8 +262,15 @@ def _embedded_with(records: list[SourceRecord], settings: Settings) -> str:
 
 
 def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
-    for name, count in StatuteDB().law_counts().items():
-        print(f"{count:6d}  {name}")
+    db = StatuteDB()
+    amended = {v.law_name for v in db.versions() if v.in_force and v.status != CURRENT}
+    for name, count in db.law_counts().items():
+        print(f"{count:6d}  {name}" + ("  (in force as amended since: its amendments are linked)" if name in amended
+                                       else ""))
+    older = db.older_versions(["all"])
+    print(f"and {len(older)} older or repealed versions (`index --laws all --versions` adds them):")
+    for version in older:
+        print(f"        {version.law_name} {version.version_date} ({version.status})")
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
@@ -279,7 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--collection", help="the indexed knowledge base the gold keys name (default: all statutes)")
     train.add_argument("--quiet", action="store_true", help="no progress output")
     index = sub.add_parser("index", help="index laws from the statute database and/or .txt/.md files")
-    index.add_argument("--laws", nargs="*", help="law names (short names work; 'all' = every current law)")
+    index.add_argument("--laws", nargs="*", help="law names (short names work; 'all' = every law in force)")
+    index.add_argument("--versions", action="store_true",
+                       help="also their older versions (searched only with --as-of / as_of)")
     index.add_argument("--files", nargs="*", help=".txt/.md files")
     index.add_argument("--collection", help="knowledge base (Qdrant collection) name")
     index.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -292,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mode", choices=["bm25", "dense", "hybrid"], default="hybrid")
     search.add_argument("--top-k", type=int, default=10)
     search.add_argument("--collection")
+    search.add_argument("--as-of", help="YYYY-MM-DD: the statutes in force that day (default: today's)")
     stats = sub.add_parser("stats", help="what the knowledge base holds")
     stats.add_argument("--collection")
     ask = sub.add_parser("ask", help="answer a question with citations (agentic loop or plain RAG)")
@@ -300,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="the whole result, trace included, as JSON")
     ask.add_argument("--collection")
     ask.add_argument("--pipeline", help="run a query pipeline YAML instead (e.g. yaml_pipelines/agentic.yaml)")
+    ask.add_argument("--as-of", help="YYYY-MM-DD: answer from the statutes in force that day (default: today's)")
     sub.add_parser("laws", help="list the laws of the statute database")
     sub.add_parser("export-yaml", help="regenerate yaml_pipelines/ from the builders")
     serve = sub.add_parser("serve", help="serve the REST and OpenAI-compatible API (Hayhooks)")

@@ -24,6 +24,7 @@ Usage::
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -239,18 +240,21 @@ class Indexer:
         before statute versions): one scroll over the collection, each point's ``meta`` replaced in place, nothing
         re-embedded. A point the source no longer explains is left alone (the next content change replaces it)."""
         splitter = self.pipeline.get_component("splitter")
-        metas = {convert_id(doc.id): doc.meta for source in sources
+        metas = {str(uuid.UUID(convert_id(doc.id))): doc.meta for source in sources
                  for doc in splitter.run(documents=source.documents)["documents"]}
         client = qdrant_client_of(self.store)
         done: dict[str, int] = {}
         with tqdm(total=sum(len(s.documents) for s in sources), desc="updating metadata", unit="doc",
                   disable=not progress) as bar:
             for ids, batch in self._scroll_documents({source.name for source in sources}):
-                operations = [models.SetPayloadOperation(set_payload=models.SetPayload(
-                    payload={"meta": metas[point_id]}, points=[point_id])) for point_id in ids if point_id in metas]
-                if operations:
-                    client.batch_update_points(self.store.index, update_operations=operations, wait=True)
-                for doc in batch:
+                explained = [(str(point_id), doc) for point_id, doc in zip(ids, batch, strict=True)
+                             if str(point_id) in metas]
+                if explained:
+                    client.batch_update_points(self.store.index, wait=True, update_operations=[
+                        models.SetPayloadOperation(set_payload=models.SetPayload(payload={"meta": metas[point_id]},
+                                                                                 points=[point_id]))
+                        for point_id, _ in explained])
+                for _, doc in explained:
                     done[doc.meta["source"]] = done.get(doc.meta["source"], 0) + 1
                 bar.update(len(batch))
         invalidate(self.store)

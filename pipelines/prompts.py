@@ -6,6 +6,7 @@ that instructions inside them are text to be quoted, never followed.
 The model names the articles it relies on and explains them; it does not copy them: the answer check
 (`helpers.answer_check`) writes the 【相关法条】 section from the store's text. A sentence of the reply that copies
 an instruction is dropped by the LLM call's echo guard, and a section left empty by that is dropped with its header.
+An article of a version no longer in force (searched with ``as_of``) is labelled so in the evidence.
 """
 
 from haystack.dataclasses import ChatMessage
@@ -35,7 +36,7 @@ def answer_user(tier_guidance: str = "rule") -> str:
 证据：
 <<<
 {% for doc in evidence %}{% if doc.meta.source == "web" %}[{{ doc.meta.evidence_label }}] {{ doc.meta.title }}（{{ doc.meta.url }}）：{{ doc.content }}
-{% else %}[{{ doc.meta.evidence_label }}]《{{ doc.meta.law }}》{{ doc.meta.article_no }}：{{ doc.content }}
+{% else %}[{{ doc.meta.evidence_label }}]《{{ doc.meta.law }}》{{ doc.meta.article_no }}{% if doc.meta.in_force == false %}（{{ doc.meta.version_date }}版本，现已不再适用）{% endif %}：{{ doc.content }}
 {% endif %}{% endfor %}>>>
 {% if notes %}
 说明：{{ notes }}

@@ -134,7 +134,10 @@ function escapeRegExp(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 function renderAnswer(node, result) {
   const targets = new Map();
-  (result.citations || []).forEach((c) => (c.mentions || []).forEach((m) => targets.set(m, c)));
+  (result.citations || []).forEach((c) => (c.mentions || []).forEach((m) => {
+    targets.set(m, c);
+    if (c.version_mark) targets.set(m + c.version_mark, c);  // a version not in force today: the mark goes with it
+  }));
   for (const bad of result.unverified_citations || []) targets.set(`${bad}〔未核实〕`, { unverified: true, mention: bad });
   for (const [mark, title] of Object.entries(CHECK_FLAGS)) targets.set(mark, { flag: true, title });
   node.textContent = "";
@@ -151,8 +154,11 @@ function renderAnswer(node, result) {
       last = match.index + match[0].length;
       continue;
     }
-    const link = el("button", { type: "button", class: citation.unverified ? "cite unverified" : "cite", text: match[0] });
+    const superseded = !citation.unverified && citation.in_force === false;
+    const link = el("button", { type: "button", text: match[0],
+                                class: citation.unverified ? "cite unverified" : superseded ? "cite superseded" : "cite" });
     if (citation.unverified) link.title = "未核实：检索到的证据中没有这一条";
+    if (superseded) link.title = `不是现行有效的版本${citation.version_mark}`;
     link.addEventListener("click", () => showCitation(match[0], citation));
     node.append(link);
     last = match.index + match[0].length;
@@ -163,7 +169,9 @@ function renderAnswer(node, result) {
 function showCitation(label, citation) {
   $("citation-title").textContent = citation.unverified ? citation.mention
     : citation.type === "web" ? `${citation.label}：${citation.title || ""}` : `《${citation.law}》${citation.article}`;
-  $("citation-flag").textContent = citation.unverified ? "未核实：回答引用了这一条，但它不在检索到的证据里，请勿依赖。" : "";
+  $("citation-flag").textContent = citation.unverified ? "未核实：回答引用了这一条，但它不在检索到的证据里，请勿依赖。"
+    : citation.in_force === false ? `这是${citation.version_date || "旧"}版本的条文，现已不再适用${citation.version_mark || ""}。`
+    : citation.amended_by?.length ? `本条经修正：${citation.amended_by.join("、")}` : "";
   $("citation-text").textContent = citation.unverified ? "" : citation.text || "";
   const link = $("citation-link");
   link.hidden = !citation.url;
@@ -224,7 +232,7 @@ async function ask(question) {
     const response = await fetch("/v1/chat/completions", {
       method: "POST", headers: headers(),
       body: JSON.stringify({ model: MODEL, stream: true, messages: state.history, mode: mode(),
-                             knowledge_base: $("kb-select").value || null }),
+                             knowledge_base: $("kb-select").value || null, as_of: $("as-of").value || null }),
     });
     if (!response.ok) throw new Error(await errorText(response));
     const reader = response.body.getReader();

@@ -28,6 +28,7 @@ from helpers.contracts import is_web
 from helpers.loop_rounds import Round, WebOutcome, best_round, document_summary, loop_trace, still_missing
 from helpers.result import RAGResult
 from helpers.statute_labels import citation_label
+from helpers.statute_versions import version_mark
 
 NO_ANSWER = (
     "抱歉，知识库中没有找到足以回答这个问题的法律依据，我不想给出没有依据的答案。\n"
@@ -44,9 +45,12 @@ def citation_of(doc: Document, verified: bool = True, mentions: list[str] | None
         return {"type": "web", "label": doc.meta.get("evidence_label"), "title": doc.meta.get("title"),
                 "url": doc.meta.get("url"), "text": doc.content, "key": doc.meta.get("key"), "verified": verified,
                 "mentions": mentions or []}
-    return {"type": "statute", "key": doc.meta.get("key"), "law": doc.meta.get("law"),
-            "article": doc.meta.get("article_no"), "text": doc.content, "url": None, "verified": verified,
-            "mentions": mentions or []}
+    meta = doc.meta
+    return {"type": "statute", "key": meta.get("key"), "law": meta.get("law"),
+            "article": meta.get("article_no"), "text": doc.content, "url": None, "verified": verified,
+            "mentions": mentions or [], "in_force": meta.get("in_force") is not False,
+            "version_mark": version_mark(meta), "version_date": meta.get("version_date"),
+            "amended_by": meta.get("amended_by") or [], "found_via": meta.get("found_via")}
 
 
 def article_label(doc: Document) -> str:

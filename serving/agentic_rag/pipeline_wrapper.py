@@ -1,6 +1,6 @@
 """Hayhooks deployment ``agentic_rag``: ``POST /agentic_rag/run`` and the OpenAI-compatible chat endpoint.
 
-``run_api(query, mode, top_k, filters, knowledge_base)`` returns the answer, citations, judge scores and trace.
+``run_api(query, mode, top_k, filters, knowledge_base, as_of)`` returns the answer, citations, judge scores and trace.
 ``run_chat_completion_async`` serves ``/v1/chat/completions`` (model ``agentic_rag``), streaming or not; the stream
 carries the answer as it is generated and ends with a ``rag_result`` event holding citations and trace.
 """
@@ -25,6 +25,7 @@ class PipelineWrapper(BasePipelineWrapper):
         top_k: int = 10,
         filters: dict | None = None,
         knowledge_base: str | None = None,
+        as_of: str | None = None,
     ) -> dict:
         """
         Answer a legal question from a knowledge base, with citations and the trace.
@@ -36,9 +37,10 @@ class PipelineWrapper(BasePipelineWrapper):
             top_k: articles retrieved per round (1-50).
             filters: Haystack metadata filters, e.g. {"field": "meta.law", "operator": "==", "value": "..."}.
             knowledge_base: the knowledge base (collection) to ask; default the statute corpus.
+            as_of: a date, YYYY-MM-DD: search the statutes in force on that day (default: in force today).
         """
         return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters,
-                            knowledge_base=knowledge_base).to_dict()
+                            knowledge_base=knowledge_base, as_of=as_of).to_dict()
 
     async def run_chat_completion_async(self, model: str, messages: list[dict],
                                         body: dict) -> str | AsyncGenerator[Any, None]:
