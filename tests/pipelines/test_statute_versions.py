@@ -5,7 +5,6 @@ from dataclasses import replace
 
 import pytest
 from haystack import Document
-from qdrant_client import models
 
 from components.builders.answer_finalizer import citation_of
 from components.retrievers.citation_lookup import CitationLookup
@@ -113,7 +112,7 @@ def test_the_application_filters_for_a_date_reach_every_path_unchanged(retriever
 
 def test_a_citation_of_a_superseded_version_is_marked(retrievers):
     old, = retrievers["citation"].run(queries=["商标法第十条"], as_of="2020-01-01")["documents"]
-    answer = f"依据《中华人民共和国商标法》第十条，该标志不得作为商标使用。\n\n【相关法条】\n《中华人民共和国商标法》第十条\n"
+    answer = "依据《中华人民共和国商标法》第十条，该标志不得作为商标使用。\n\n【相关法条】\n《中华人民共和国商标法》第十条\n"
     checked = AnswerChecker([old], query="这个标志能注册吗").check(answer)
     mark = "〔已修改，"
     prose, statutes = checked.text.split("【相关法条】")
