@@ -146,13 +146,35 @@ class CollectionMirror:
         return self._laws
 
 
+FILTER_DEPTH = 4  # with a filter, the best FILTER_DEPTH × top_k candidates are tried before all of them
+
+
 def _top(
     scores: np.ndarray, candidates: np.ndarray, documents: list[Document], top_k: int,
     accept: Callable[[Document], bool] | None,
 ) -> list[tuple[Document, float]]:
-    """The best ``top_k`` candidates by score that ``accept`` lets through."""
-    if accept is None and candidates.size > top_k:
-        candidates = candidates[np.argpartition(-scores[candidates], top_k)[:top_k]]
+    """The best ``top_k`` candidates by score that ``accept`` lets through, in the order a full stable sort gives.
+
+    Only the candidates scoring at least the ``depth``-th best score (ties included) are sorted; with a filter that
+    lets too few of them through, all candidates are."""
+    depth = top_k if accept is None else FILTER_DEPTH * top_k
+    hits = _walk(scores, _best(scores, candidates, depth), documents, top_k, accept)
+    if len(hits) < top_k and accept is not None and depth < candidates.size:
+        hits = _walk(scores, candidates, documents, top_k, accept)
+    return hits
+
+
+def _best(scores: np.ndarray, candidates: np.ndarray, depth: int) -> np.ndarray:
+    """The candidates scoring at least the ``depth``-th best score (all of them when there are no more)."""
+    if candidates.size <= depth:
+        return candidates
+    values = scores[candidates]
+    cut = -np.partition(-values, depth - 1)[depth - 1]
+    return candidates[values >= cut]
+
+
+def _walk(scores: np.ndarray, candidates: np.ndarray, documents: list[Document], top_k: int,
+          accept: Callable[[Document], bool] | None) -> list[tuple[Document, float]]:
     order = candidates[np.argsort(-scores[candidates], kind="stable")]
     hits: list[tuple[Document, float]] = []
     for row in order:

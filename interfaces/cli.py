@@ -114,6 +114,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
     query = validate_query(args.query)
     if not 1 <= args.top_k <= 100:
         raise ValueError(f"--top-k must be between 1 and 100, got {args.top_k}")
+    filters = _as_of_filters(args)
     store = open_document_store(settings, args.collection)
     try:
         if store.count_documents() == 0:
@@ -122,7 +123,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
         pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
         pipeline.warm_up()
         started = time.perf_counter()
-        docs = retrieve(pipeline, [query], top_k=args.top_k, filters=_as_of_filters(args))
+        docs = retrieve(pipeline, [query], top_k=args.top_k, filters=filters)
         print(f"{len(docs)} results for {query!r} ({args.mode}, {1000 * (time.perf_counter() - started):.0f} ms)")
         for rank, doc in enumerate(docs, start=1):
             paths = ",".join(doc.meta.get("retrieval", {}).get("paths", []))

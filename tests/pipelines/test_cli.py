@@ -73,6 +73,19 @@ def test_index_search_stats_round_trip(settings, capsys, tmp_path):
     assert "models: every source embedded with multilingual-e5-small" in out and "judge: the LLM rubric" in out
 
 
+@pytest.mark.parametrize("command", ["search", "ask"])
+def test_a_malformed_as_of_is_a_one_line_error(settings, capsys, command):
+    code, _, err = run_cli(capsys, command, "个人信息", "--as-of", "2020/1/1")
+    assert code == 2 and "as_of must be a date written YYYY-MM-DD" in err and err.count("\n") == 1
+
+
+def test_laws_lists_the_book_in_force_and_the_older_versions(settings, capsys):
+    code, out, _ = run_cli(capsys, "laws")
+    assert code == 0
+    assert "   505  中华人民共和国刑法  (in force as amended since" in out
+    assert "and 25 older or repealed versions" in out and "中华人民共和国商标法 2019-04-23 (历史版本)" in out
+
+
 def test_top_k_out_of_range(settings, capsys):
     code, _, err = run_cli(capsys, "search", "个人信息", "--top-k", "0")
     assert code == 2 and "--top-k" in err

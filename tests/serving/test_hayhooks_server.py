@@ -83,6 +83,20 @@ def test_bad_input_is_a_400_with_a_message(server):
     chat = httpx.post(f"{server['base']}/v1/chat/completions", timeout=30, json={
         "model": "agentic_rag", "messages": [{"role": "system", "content": "你是助手"}]})
     assert chat.status_code == 400 and "no user message" in chat.json()["detail"]
+    for as_of in ("2020/01/01", "2021-02-30", 20200101):
+        response = run(server, {"query": QUESTION, "mode": "retrieve", "as_of": as_of})
+        assert response.status_code in (400, 422) and "as_of" in json.dumps(response.json()), as_of
+    chat = httpx.post(f"{server['base']}/v1/chat/completions", timeout=30, json={
+        "model": "agentic_rag", "as_of": "yesterday", "messages": [{"role": "user", "content": QUESTION}]})
+    assert chat.status_code == 400 and "as_of must be a date" in chat.json()["detail"]
+
+
+def test_as_of_answers_from_the_statutes_in_force_that_day(server):
+    """The 个人信息保护法 took effect on 2021-11-01: on an earlier day it was not law, so nothing is found."""
+    before = run(server, {"query": QUESTION, "mode": "retrieve", "as_of": "2021-10-31"}).json()["result"]
+    after = run(server, {"query": QUESTION, "mode": "retrieve", "as_of": "2021-11-01"}).json()["result"]
+    assert before["documents"] == [] and after["documents"]
+    assert all(d["in_force"] and d["version_mark"] == "" for d in after["documents"])
 
 
 def test_openai_client_non_streaming_and_streaming(server):
