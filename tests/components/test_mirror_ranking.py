@@ -19,7 +19,7 @@ def test_filtered_top_k_equals_a_full_stable_sort(share, top_k):
     rng = np.random.default_rng(top_k)
     documents = [Document(content=str(i), meta={"in_force": bool(rng.random() >= share)}) for i in range(5000)]
     scores = np.round(rng.random(5000), 2).astype(np.float32)  # coarse scores: many ties
-    accept = lambda doc: doc.meta["in_force"]  # noqa: E731
+    accept = lambda doc: doc.meta["in_force"]
     for keep in (accept, None):
         got = _top(scores, np.arange(5000), documents, top_k, keep)
         assert [(d.content, s) for d, s in got] == [(d.content, s) for d, s in full_sort(scores, documents, top_k,
