@@ -36,8 +36,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from benchmarks.folds import fold_models, fold_questions, stard_pairs
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
-from benchmarks.retrieval import DEFAULT_QUERIES
+from benchmarks.retrieval import CRIMINAL_LAW, DEFAULT_QUERIES
 from components.evaluators.relevance_evaluator import RelevanceEvaluator
+from helpers.statute_labels import key_law
 from pipelines.retrieval import retrieve
 from pipelines.stores import open_document_store
 from provisioning.train import corpus_settings
@@ -150,6 +151,13 @@ def report(rows: list[dict], llm: list[dict], judged: int, command: str, llm_nam
     fold_lines = "\n".join(f"| {f} | {m['questions']} | {m['good']:.3f} | {m['auc']:.3f} | {m['ece']:.3f} | "
                            f"{m['accuracy']:.3f} | {m['pass_rate']:.3f} | {m['hybrid_mrr']:.3f} | {m['rerank_mrr']:.3f} | "
                            f"{m['judge_ms']:.2f} | {m['train_s']:.1f} |" for f, m in zip(folds, per_fold, strict=True))
+    criminal = [r for r in rows if any(key_law(key) == CRIMINAL_LAW for key in r["gold"])]
+    criminal_part = "none among these questions"
+    if criminal:
+        m = fold_metrics(criminal, judged)
+        criminal_part = f"""| questions | good | AUC | ECE | accuracy | pass rate | R@10 hybrid / reranked | MRR@10 hybrid / reranked |
+|---|---|---|---|---|---|---|---|
+| {m['questions']} | {m['good']:.3f} | {m['auc']:.3f} | {m['ece']:.3f} | {m['accuracy']:.3f} | {m['pass_rate']:.3f} | {m['hybrid_r10']:.3f} / {m['rerank_r10']:.3f} | {m['hybrid_mrr']:.3f} / {m['rerank_mrr']:.3f} |"""
     llm_part = "not run"
     if llm:
         good = [int(any(x["oof"]["labels"][:judged])) for x in llm]
@@ -187,6 +195,10 @@ out-of-fold questions, then per-fold mean ± standard deviation in brackets.
 | fold | questions | good | AUC | ECE | accuracy | pass rate | MRR@10 hybrid | MRR@10 reranked | ms / judgement | embedder train s |
 |---|---|---|---|---|---|---|---|---|---|---|
 {fold_lines}
+
+## The questions that need the 刑法 (gold in 中华人民共和国刑法), out of fold
+
+{criminal_part}
 
 ## The LLM judge and `both` on the same questions
 

@@ -47,7 +47,7 @@ from helpers.contracts import is_web
 from helpers.prompt_guard import SECTION_HEADER
 from helpers.quantities import quantities
 from helpers.quotes import excerpt, is_excerpt, normalise
-from helpers.statute_labels import article_no, citation_label
+from helpers.statute_labels import article_no, citation_label, key_label
 from helpers.statute_versions import version_mark
 
 HEADER_RE = re.compile(rf"^[ \t#>*\-]*{SECTION_HEADER}[ \t*]*")
@@ -75,8 +75,16 @@ def statute_entry(doc: Document, evidence: list[Document], hint: str = "") -> tu
     """``《法名》第X条：<text>`` for an article of the store (a long one as its marked excerpt for ``hint``; a version
     not in force today marked, e.g. 〔已失效〕), and whether it is an excerpt."""
     text, partial = excerpt(doc.content or "", hint=hint)
-    label = citation_label(doc) + version_mark(doc.meta)
+    label = citation_label(doc) + version_mark(doc.meta) + amendment_note(doc)
     return f"{label}{EXCERPT_MARK if partial else ''}：{statute_text(text, evidence)}", partial
+
+
+def amendment_note(doc: Document) -> str:
+    """``（经《…修正案（八）》条目三十九修改）`` for an article amended by separate instruments (meta ``amended_by``), naming
+    those its text does not already name."""
+    names = [key_label(key) for key in doc.meta.get("amended_by") or []]
+    names = [name for name in names if name not in (doc.content or "")]
+    return f"（经{'、'.join(names)}修改）" if names else ""
 
 
 class AnswerChecker:

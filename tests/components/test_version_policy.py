@@ -6,7 +6,7 @@ from haystack.utils.filters import document_matches_filter
 
 from document_store.amendments import parse_instruction
 from document_store.statute_db import StatuteDB
-from helpers.statute_labels import article_key, key_law
+from helpers.statute_labels import article_key, key_label, key_law
 from helpers.statute_versions import (
     OPEN_END,
     parse_as_of,
@@ -67,6 +67,11 @@ def test_a_version_not_in_force_is_marked_with_its_date():
     assert version_mark(REPEALED) == "〔已失效〕"
     assert version_mark(NOW, "2020-01-01") == "〔2027-01-01起施行，2020-01-01时尚未生效〕"
     assert version_mark(OLD, "2020-01-01") == ""
+
+
+def test_an_amending_article_key_reads_as_a_citation():
+    assert key_label("中华人民共和国刑法修正案（八）条目二十二") == "《中华人民共和国刑法修正案（八）》条目二十二"
+    assert key_label(f"{CRIMINAL}第一百三十三条之一") == f"《{CRIMINAL}》第一百三十三条之一"
 
 
 def test_older_keys_carry_their_version_date_and_keep_their_law():

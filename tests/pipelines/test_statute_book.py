@@ -165,3 +165,13 @@ def test_the_criminal_law_joins_an_older_store_as_a_new_source(tmp_path, e5_mode
         assert store.count_documents() == 8 + 505
     finally:
         store.close()
+
+
+def test_an_amended_article_names_its_amendment_in_the_statute_section(retrievers):
+    theft, = retrievers["citation"].run(queries=["刑法第二百六十四条"])["documents"]
+    answer = f"可能构成盗窃罪。\n\n【相关法条】\n《{CRIMINAL}》第二百六十四条\n"
+    statutes = AnswerChecker([theft]).check(answer).text.split("【相关法条】")[1]
+    assert f"《{CRIMINAL}》第二百六十四条（经《中华人民共和国刑法修正案（八）》条目三十九修改）：盗窃公私财物" in statutes
+    rewritten, = retrievers["citation"].run(queries=["刑法第一百六十五条"])["documents"]
+    line = AnswerChecker([rewritten]).check(f"【相关法条】\n《{CRIMINAL}》第一百六十五条\n").text
+    assert line.count("刑法修正案（十二）》条目一") == 1  # named once: its text already says it
