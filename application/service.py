@@ -27,7 +27,14 @@ from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.text_files import text_document, upload_name
 from helpers.result import RAGResult
 from pipelines.embedders import embedding_fingerprint
-from pipelines.indexing import Indexer, Source, law_sources, stale_weight_sources, stale_weights_warning
+from pipelines.indexing import (
+    Indexer,
+    Source,
+    law_sources,
+    stale_weight_sources,
+    stale_weights_warning,
+    unversioned_warning,
+)
 from pipelines.stores import open_document_store, store_location
 
 logger = logging.getLogger(__name__)
@@ -68,9 +75,13 @@ class RAGService:
             if not create and name not in existing:
                 raise UnknownKnowledgeBaseError(f"unknown knowledge base {name!r}; existing: {', '.join(existing)}")
             rag = AgenticRAG(open_document_store(self.settings, name), self.settings)
-            if stale := stale_weight_sources(SourceManifest(rag.store), self.settings):
+            manifest = SourceManifest(rag.store)
+            if stale := stale_weight_sources(manifest, self.settings):
                 logger.warning("Knowledge base {collection}: {warning}", collection=name,
                                warning=stale_weights_warning(len(stale), name))
+            if unversioned := manifest.unversioned():
+                logger.warning("Knowledge base {collection}: {warning}", collection=name,
+                               warning=unversioned_warning(len(unversioned), name))
             with self._lock:
                 self._rags[name] = rag
             return rag

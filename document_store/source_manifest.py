@@ -111,6 +111,11 @@ class SourceManifest:
         avgdl = sum(r.length for r in records) / count if count else 0.0
         return [r for r in records if not r.weighted_with(k1, b) or abs(r.bm25_avgdl - avgdl) > max_drift * avgdl]
 
+    def unversioned(self) -> list[SourceRecord]:
+        """Complete statute sources indexed before articles carried their versions (no metadata fingerprint):
+        searches see them as in force whatever ``as_of`` asks, and amendments are not linked."""
+        return [r for r in self.all() if r.status == COMPLETE and r.source.startswith("law:") and not r.meta_hash]
+
     def other_embeddings(self, embedding: str) -> list[SourceRecord]:
         """Complete sources whose vectors another embedder made (queries against them would be mismatched)."""
         return [r for r in self.all() if r.status == COMPLETE and r.embedding != embedding]

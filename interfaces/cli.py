@@ -95,13 +95,15 @@ def cmd_reweight(args: argparse.Namespace, settings: Settings) -> None:
 def _warn_incomplete(manifest: SourceManifest, settings: Settings) -> None:
     """Warn about sources a query would not see correctly: interrupted ones and ones embedded by another model."""
     from pipelines.embedders import embedding_fingerprint
-    from pipelines.indexing import stale_weight_sources, stale_weights_warning
+    from pipelines.indexing import stale_weight_sources, stale_weights_warning, unversioned_warning
 
     for record in manifest.incomplete():
         print(f"warning: {record.source} was interrupted during indexing; results may be incomplete. "
               "Re-run `python -m pipelines index` to finish it.", file=sys.stderr)
     if drifted := stale_weight_sources(manifest, settings):
         print(f"warning: {stale_weights_warning(len(drifted))}", file=sys.stderr)
+    if unversioned := manifest.unversioned():
+        print(f"warning: {unversioned_warning(len(unversioned))}", file=sys.stderr)
     if stale := manifest.other_embeddings(embedding_fingerprint(settings)):
         print(f"warning: {len(stale)} source(s) were embedded with another embedding model or settings (dense "
               "vectors or BM25 terms) than the current ones, so retrieval on them is unreliable. Re-run "

@@ -125,6 +125,15 @@ def stale_weights_warning(count: int, collection: str | None = None) -> str:
             f"`python -m pipelines reweight{option}` (or the next `index`) to rewrite them.")
 
 
+def unversioned_warning(count: int, collection: str | None = None) -> str:
+    """What the CLI and the service say about ``count`` statute sources indexed before statute versions."""
+    option = f" --collection {collection}" if collection else ""
+    return (f"{count} law source(s) were indexed before articles carried their versions: as_of cannot select "
+            "their versions, their amendments are not linked, and the 刑法 may be missing. Run "
+            f"`python -m pipelines index --laws all{option}` (or the same --laws) to update them in place "
+            "(nothing is re-embedded).")
+
+
 class Indexer:
     """Runs the indexing pipeline over sources, keeping the store and its manifest consistent."""
 

@@ -86,6 +86,25 @@ def test_laws_lists_the_book_in_force_and_the_older_versions(settings, capsys):
     assert "and 25 older or repealed versions" in out and "中华人民共和国商标法 2019-04-23 (历史版本)" in out
 
 
+def test_a_store_indexed_before_versions_is_named_until_the_next_index(settings, capsys):
+    from dataclasses import replace
+
+    from document_store.source_manifest import SourceManifest
+    from pipelines.stores import open_document_store
+
+    assert run_cli(capsys, "index", "--laws", "刑法修正案（十二）", "--quiet")[0] == 0
+    store = open_document_store(settings)
+    manifest = SourceManifest(store)
+    record, = manifest.all()
+    manifest._put(replace(record, meta_hash=""))  # as a store indexed before statute versions records it
+    store.close()
+    code, _, err = run_cli(capsys, "search", "国有公司董事")
+    assert code == 0 and "1 law source(s) were indexed before articles carried their versions" in err
+    code, out, _ = run_cli(capsys, "index", "--laws", "刑法修正案（十二）", "--quiet")
+    assert code == 0 and "relabelled" in out
+    assert "indexed before" not in run_cli(capsys, "search", "国有公司董事")[2]
+
+
 def test_top_k_out_of_range(settings, capsys):
     code, _, err = run_cli(capsys, "search", "个人信息", "--top-k", "0")
     assert code == 2 and "--top-k" in err

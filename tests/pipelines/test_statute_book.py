@@ -138,6 +138,7 @@ def test_an_older_store_is_migrated_in_place_without_re_embedding(tmp_path, e5_m
         manifest = SourceManifest(store)
         record, = manifest.all()
         manifest._put(replace(record, meta_hash=""))
+        assert [r.source for r in manifest.unversioned()] == ["law:中华人民共和国刑法修正案（十二）"]
 
         result, = Indexer(store, settings).index(law_sources(["刑法修正案（十二）"]), progress=False)
         assert (result.action, result.count) == ("relabelled", 8)
@@ -147,7 +148,7 @@ def test_an_older_store_is_migrated_in_place_without_re_embedding(tmp_path, e5_m
         assert all(p.payload["meta"]["in_force"] is True for p in after)
         assert sum(bool(p.payload["meta"].get("amends")) for p in after) == 7  # 条目八 is the effective-date clause
         again, = Indexer(store, settings).index(law_sources(["刑法修正案（十二）"]), progress=False)
-        assert again.action == "unchanged"
+        assert again.action == "unchanged" and manifest.unversioned() == []
     finally:
         store.close()
 
