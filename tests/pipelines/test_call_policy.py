@@ -56,7 +56,7 @@ class _NoRetrieval:
 def ask_agent(monkeypatch: pytest.MonkeyPatch) -> None:
     from application import agent_mode
 
-    monkeypatch.setattr(agent_mode, "retrieve", lambda pipeline, queries, top_k: [ARTICLE])
+    monkeypatch.setattr(agent_mode, "retrieve", lambda pipeline, queries, top_k, filters=None: [ARTICLE])
     result = KnowledgeAgent(_NoRetrieval()).ask("公司收集我的个人信息需要我同意吗")
     assert result.stop_reason == "llm_error" and "第十三条" in result.answer
 
