@@ -10,7 +10,10 @@
   only partial, the top articles it did not quote are listed too (it says what it found);
 - the LLM failed → the retrieved articles are returned with a note that the model was unavailable, and the reason
   in ``answer_error``;
-- situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``.
+- situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``;
+- situations ``partial`` and ``supplemented`` (the best local evidence failed the judge) → the answer's first line
+  says what the knowledge base does not settle (the judge's note: the trained evaluator names the question's point
+  and the words no passage holds, `helpers.unsettled`).
 
 Usage::
 
@@ -36,6 +39,8 @@ NO_ANSWER = (
     "也可以指明相关法律名称后再问一次。如问题紧急，请咨询专业律师。"
 )
 CUT_OFF = "\n\n（回答达到长度上限，未写完的最后一句已略去。）"
+UNSETTLED = "知识库未能确定：{missing}\n\n"
+MAX_UNSETTLED_CHARS = 120
 LLM_DOWN = "语言模型暂时不可用（{error}），无法生成解答。以下是检索到的相关法条，供您参考：\n"
 
 
@@ -51,6 +56,13 @@ def citation_of(doc: Document, verified: bool = True, mentions: list[str] | None
             "mentions": mentions or [], "in_force": meta.get("in_force") is not False,
             "version_mark": version_mark(meta), "version_date": meta.get("version_date"),
             "amended_by": meta.get("amended_by") or [], "found_via": meta.get("found_via")}
+
+
+def unsettled_line(missing: str) -> str:
+    """The judge's note on what is missing as the answer's first line (one line, at most 120 characters)."""
+    line = " ".join(missing.split())
+    line = line if len(line) <= MAX_UNSETTLED_CHARS else line[: MAX_UNSETTLED_CHARS - 1] + "…"
+    return UNSETTLED.format(missing=line) if line else ""
 
 
 def article_label(doc: Document) -> str:
@@ -107,6 +119,9 @@ class AnswerFinalizer:
                 # insufficient evidence: say what was found, not only what the model chose to quote
                 answer += "\n\n检索到的其他相关法条：\n" + list_articles(found, evidence, query)
                 cited = cited + found
+        if situation in ("partial", "supplemented"):
+            # the best evidence failed the judge: say first which part of the question it does not settle
+            answer = unsettled_line(missing_text) + answer
         if web is not None and web.status != "ok" and web.message:
             answer += f"\n\n（说明：{web.message}）"
         best = best_round(rounds)

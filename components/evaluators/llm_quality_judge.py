@@ -22,6 +22,7 @@ from haystack.dataclasses import ChatMessage
 from helpers.llm_json import parse_json_object
 from helpers.prompt_guard import quote_data
 from helpers.statute_labels import citation_label
+from helpers.unsettled import NOTHING_FOUND
 from llm_access.call_policy import LLMComponent
 
 DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")
@@ -90,7 +91,7 @@ class LLMQualityJudge(LLMComponent):
         if not documents:
             return {"evaluation": {"scores": dict.fromkeys(DIMENSIONS, 0.0), "total": 0.0, "passed": False,
                                    "relevance": 0.0,
-                                   "missing": "没有检索到任何相关法条", "reasoning": "", "error": None,
+                                   "missing": NOTHING_FOUND, "reasoning": "", "error": None,
                                    "llm_calls": 0, "seconds": 0.0}}
         user = f"用户问题：{query}\n\n检索到的法条：\n<<<\n{format_evidence(documents[: self.top_n], self.max_chars)}\n>>>"
         call = self.chat([ChatMessage.from_system(SYSTEM), ChatMessage.from_user(user)],

@@ -37,6 +37,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from helpers.jieba_tokenizer import JiebaTokenizer
 from helpers.loop_rounds import document_summary
+from helpers.unsettled import unsettled_note
 
 CALIBRATION_FILE = "evaluator.json"
 FEATURES = ("dense_cosine", "word_share", "found_bm25", "found_dense", "log_position", "log_bm25_rank",
@@ -170,7 +171,7 @@ class RelevanceEvaluator:
             "passages": passages, "total": round(40.0 * probability, 2), "passed": passed, "scores": None,
             "relevance": round(10.0 * probability, 2),
             "reasoning": f"训练的相关性评估器：证据含相关法条的概率为 {probability:.2f}（通过线 {threshold:.2f}）",
-            "missing": "" if passed else self._generic_note(passages), "error": None, "llm_calls": 0,
+            "missing": "" if passed else self.unsettled(query, judged), "error": None, "llm_calls": 0,
         }
         if not passed and self.note_writer is not None:
             note = self.note_writer.run(query=query, documents=documents)["evaluation"]
@@ -181,8 +182,8 @@ class RelevanceEvaluator:
         evaluation["seconds"] = round(time.perf_counter() - started, 4)
         return {"evaluation": evaluation}
 
-    @staticmethod
-    def _generic_note(passages: list[dict[str, Any]]) -> str:
-        if not passages:
-            return "没有检索到任何相关法条"
-        return "检索到的法条与问题的相关性都不高，需要换一种说法（用法律术语描述行为、主体和后果）再检索"
+    def unsettled(self, query: str, documents: list[Document]) -> str:
+        """The note on a fail: the question's point the passages do not settle and the words none of them holds."""
+        _, tokenizer = self._model()
+        words = [w for w in tokenizer.tokenize(query) if len(w) > 1]
+        return unsettled_note(query, words, [f"{d.meta.get('law', '')}{d.content or ''}" for d in documents])

@@ -108,6 +108,7 @@ def test_round_without_improvement_stops_early_and_web_is_skipped_without_key(ll
     assert result.trace["web"]["status"] == "skipped_no_key"
     assert "SERPAPI_API_KEY" in result.answer
     assert result.situation == "partial" and result.needs_human
+    assert result.answer.splitlines()[0] == "知识库未能确定：仍缺少罚则"  # the judge's last note, said first
     # the answer also lists articles the model did not quote; citations say which ones the model wrote
     by_model = {c["key"]: c["by_model"] for c in result.citations}
     assert by_model.pop(f"{PIPL}第十四条") is True
@@ -348,7 +349,10 @@ def test_evaluator_fail_retries_with_its_own_note_and_no_llm_judge(llm, make_rag
     result = make_rag().ask(QUESTION)
     assert decisions(result)[0] == "retry" and len(result.trace["rounds"]) >= 2
     assert llm.calls(JUDGE) == []
-    assert "相关性" in llm.calls(REWRITER)[0]["messages"][-1]["content"]  # the evaluator's note reached the rewriter
+    # the evaluator's note names the question's point; it reaches the rewriter and, when no round passes, the answer
+    note = f"问题中“{QUESTION}”没有得到检索到的法条的直接回答"
+    assert note in llm.calls(REWRITER)[0]["messages"][-1]["content"]
+    assert result.situation == "partial" and result.answer.startswith(f"知识库未能确定：{note}")
 
 
 def test_both_calls_the_llm_judge_only_on_a_fail_and_passes_its_note_on(llm, make_rag, evaluator_judge):
