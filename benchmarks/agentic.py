@@ -12,7 +12,11 @@ queries file, and with the trained evaluator as judge (``JUDGE=evaluator|both``)
 never by a model that saw it. ``--embedder base`` searches the zero-shot e5-small store.
 
     .venv/bin/python benchmarks/agentic.py [--queries PATH] [--sample 60] [--seed 0] [--out PATH] [--modes rag,agentic]
-        [--embedder adapted|base]
+        [--embedder adapted|base] [--folds-of STARD_TRAIN]
+
+The consultation-style set (`benchmarks/consultation_set.py`) is run with
+``--queries training_data/consultations/stard_consultations.jsonl``: each story is judged by the models of its
+STARD question's fold.
 """
 
 from __future__ import annotations
@@ -120,18 +124,20 @@ Per-query rows (not kept in git) are in `{args.log}`.
     return report
 
 
-def fold_askers(settings: Settings, queries_path: str, queries: list[dict[str, Any]],
+def fold_askers(settings: Settings, folds_path: str, queries: list[dict[str, Any]],
                 embedder: str) -> tuple[dict[int, AgenticRAG], dict[int, int]]:
     """One `AgenticRAG` per fold of the sampled ``queries``, over the models trained without that fold's
-    questions (the adapted embedder's store, the trained evaluator as judge), and each question's fold."""
+    questions (the adapted embedder's store, the trained evaluator as judge), and each question's fold.
+    ``folds_path``: the training questions the folds split (a consultation-set question is in the fold of the
+    STARD question it retells: same qid)."""
     judge = resolve_judge(settings, require_model=False)
-    all_queries = load_queries(queries_path)
+    all_queries = load_queries(folds_path)
     fold_of = fold_assignment(len(all_queries))
     fold_by_qid = {q["qid"]: fold_of[i] for i, q in enumerate(all_queries)}
     if embedder != "adapted" and judge == "llm":  # no trained model involved
         return dict.fromkeys(range(FOLDS), AgenticRAG(open_document_store(settings), settings)), fold_by_qid
     askers: dict[int, AgenticRAG] = {}
-    pairs = stard_pairs(queries_path)
+    pairs = stard_pairs(folds_path)
     for fold in sorted({fold_by_qid[q["qid"]] for q in queries}):
         trained = fold_models(settings, pairs, fold, adapt=embedder == "adapted").settings
         store = open_document_store(corpus_settings(trained))
@@ -159,6 +165,9 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=0, help="start no new query after this (0 = no limit)")
     parser.add_argument("--report-only", action="store_true", help="write the report from --log, run nothing")
     parser.add_argument("--embedder", choices=("adapted", "base"), default="adapted")
+    parser.add_argument("--folds-of", default=str(DEFAULT_QUERIES),
+                        help="the training questions whose folds the queries belong to, by qid (the consultation "
+                             "set: its STARD source)")
     args = parser.parse_args()
     queries = random.Random(args.seed).sample(load_queries(args.queries), args.sample)
     modes = args.modes.split(",")
@@ -169,7 +178,7 @@ def main() -> None:
         return
     settings = bench_settings()
     endpoint = resolve_endpoint(settings)
-    askers, fold_by_qid = fold_askers(settings, args.queries, queries, args.embedder)
+    askers, fold_by_qid = fold_askers(settings, args.folds_of, queries, args.embedder)
     judge = resolve_judge(next(iter(askers.values())).settings)
     started = time.perf_counter()
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -193,11 +202,12 @@ def main() -> None:
                 log.flush()
             print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m].get(item['qid'])}" for m in modes), flush=True)
     close(askers)
-    trained = "out of fold: each question's models trained on the other folds of the queries file"
+    trained = f"out of fold: each question's models trained on the other folds of `{Path(args.folds_of).name}`"
     note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); embedder: {args.embedder}; judge: {judge}"
             f"{f' ({trained})' if args.embedder == 'adapted' or judge != 'llm' else ''}"
             f"; reranker: {settings.reranker}; "
-            f"rewrite before round 1: {settings.rewrite_first_round}. "
+            f"rewrite before round 1: {settings.rewrite_first_round} (questions of at least "
+            f"{settings.long_question_chars} characters: always; 0 = none). "
             f"This run's wall time {time.perf_counter() - started:.0f} s.")
     print(write_report(args, len(queries), rows, note))
 

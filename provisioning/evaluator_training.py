@@ -93,13 +93,23 @@ def best_threshold(probabilities: list[float], labels: list[int]) -> float:
     return best[len(best) // 2]
 
 
+def question_folds(pairs: list[Pair], folds: int, seed: int) -> dict[int, int]:
+    """Pair index → fold, by question id: a question's retellings (the consultation set) share its fold, so no
+    out-of-fold score comes from a model that saw the same question in other words. Pairs without an id are
+    questions of their own."""
+    ids = [pair.qid or f"#{i}" for i, pair in enumerate(pairs)]
+    unique = list(dict.fromkeys(ids))
+    order = list(range(len(unique)))
+    random.Random(seed).shuffle(order)
+    fold_of_id = {unique[u]: k % folds for k, u in enumerate(order)}
+    return {i: fold_of_id[qid] for i, qid in enumerate(ids)}
+
+
 def train_evaluator(pairs: list[Pair], candidates: list[list[Document]], recipe: Recipe) -> dict[str, Any]:
     """The passage model, the out-of-fold evidence calibration and the threshold, as ``evaluator.json`` data."""
     x, y, group = feature_rows(pairs, candidates, recipe.candidates)
     passage = fit_logistic(x, y, recipe.regularisation)
-    order = list(range(len(pairs)))
-    random.Random(recipe.seed).shuffle(order)
-    fold_of = {q: k % recipe.folds for k, q in enumerate(order)}
+    fold_of = question_folds(pairs, recipe.folds, recipe.seed)
     out_of_fold = [0.0] * len(x)
     for fold in range(recipe.folds):
         inside = [j for j, q in enumerate(group) if fold_of[q] != fold]

@@ -15,7 +15,7 @@ from components.evaluators.relevance_evaluator import (
     linear,
     passage_features,
 )
-from provisioning.evaluator_training import best_threshold, fit_logistic
+from provisioning.evaluator_training import best_threshold, fit_logistic, question_folds
 from provisioning.training_pairs import MIN_PAIRS, Pair, TrainingDataError, check_gold, load_pairs
 
 PIPL = "中华人民共和国个人信息保护法"
@@ -108,3 +108,14 @@ def test_the_tiny_model_ranks_the_matching_article_first_and_is_calibrated_out_o
     assert [p["key"] for p in evaluation["passages"]] == [f"{PIPL}第十七条", f"{PIPL}第六十二条"]
     assert evaluation["passages"][0]["probability"] > evaluation["passages"][1]["probability"]
     assert 0.0 <= evaluation["probability"] <= 1.0 and evaluation["llm_calls"] == 0
+
+
+def test_a_question_and_its_retelling_share_a_fold_and_the_folds_are_balanced():
+    pairs = [Pair(f"问题{i}", (f"{PIPL}第一条",), str(i)) for i in range(20)]
+    pairs += [Pair(f"我的经历{i}……", (f"{PIPL}第一条",), str(i)) for i in range(0, 20, 2)]  # retellings
+    pairs += [Pair("没有编号的问题", (f"{PIPL}第一条",))] * 2
+    fold_of = question_folds(pairs, folds=5, seed=0)
+    for j in range(20, 30):
+        assert fold_of[j] == fold_of[int(pairs[j].qid)]
+    assert sorted(list(fold_of.values())[:20] + [fold_of[30], fold_of[31]]).count(0) in (4, 5)
+    assert question_folds(pairs, folds=5, seed=0) == fold_of  # fixed by the seed
