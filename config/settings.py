@@ -59,6 +59,13 @@ def _positive(name: str, raw: str) -> float:
     return value
 
 
+def _non_negative(name: str, raw: str) -> int:
+    value = _int(name, raw)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
 def _fraction(name: str, raw: str) -> float:
     value = _float(name, raw)
     if not 0.0 <= value <= 1.0:
@@ -132,6 +139,7 @@ class Settings:
     max_rounds: int = setting("MAX_ROUNDS", 3)
     judge_top_n: int = setting("JUDGE_TOP_N", 5)
     rewrite_first_round: bool = setting("REWRITE_FIRST_ROUND", False)
+    long_question_chars: int = setting("LONG_QUESTION_CHARS", 0, _non_negative)
     question_weight: float = setting("QUESTION_WEIGHT", 2.0, _positive)
     bm25_weight: float = setting("BM25_WEIGHT", 0.5, _positive)
     bm25_k1: float = setting("BM25_K1", 1.2, _positive)

@@ -20,6 +20,8 @@ ASKS = re.compile(r"[吗呢？?]|是否|是不是|能否|可否|可不可以|能
 MAX_POINT_CHARS = 40
 MAX_WORDS = 4
 NOTHING_FOUND = "没有检索到任何相关法条"
+UNSETTLED = "知识库未能确定：{missing}\n\n"
+MAX_UNSETTLED_CHARS = 120
 
 
 def question_point(query: str) -> str:
@@ -50,3 +52,10 @@ def unsettled_note(query: str, words: list[str], texts: list[str]) -> str:
     missing = [w for w in missing if not any(w != other and w in other for other in missing)][:MAX_WORDS]
     detail = f"（法条未涉及：{'、'.join(missing)}）" if missing else "（检索到的法条相关性不足）"
     return f"问题中“{point}”没有得到检索到的法条的直接回答{detail}"
+
+
+def unsettled_line(missing: str) -> str:
+    """The judge's note on what is missing as an answer's first line (one line, at most 120 characters), or ``""``."""
+    line = " ".join(missing.split())
+    line = line if len(line) <= MAX_UNSETTLED_CHARS else line[: MAX_UNSETTLED_CHARS - 1] + "…"
+    return UNSETTLED.format(missing=line) if line else ""

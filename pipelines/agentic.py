@@ -70,6 +70,7 @@ def add_answer_stage(pipeline: Pipeline) -> None:
     # against the same evidence
     link(pipeline, "selector", ["prompt", "answer", "finalizer"], "evidence", "query", "situation")
     link(pipeline, "selector", ["prompt"], "notes")
+    link(pipeline, "selector", ["answer", "finalizer"], "preface")  # streamed first, then kept first
     pipeline.connect("prompt.prompt", "answer.messages")
     link(pipeline, "answer", ["finalizer"], "text", "error", "llm_calls", "seconds", "removed", "cut_off")
 
@@ -81,7 +82,8 @@ def build_agentic_pipeline(document_store: QdrantDocumentStore, settings: Settin
     pipeline = Pipeline(max_runs_per_component=settings.max_rounds + 2)
     pipeline.add_component("router", QueryRouter())
     pipeline.add_component("query_joiner", BranchJoiner(str))
-    pipeline.add_component("rewriter", QueryRewriter(rewrite_first_round=settings.rewrite_first_round))
+    pipeline.add_component("rewriter", QueryRewriter(rewrite_first_round=settings.rewrite_first_round,
+                                                        long_question_chars=settings.long_question_chars))
     add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings))
     pipeline.add_component("judge", make_judge(settings, require_model=require_models))
     pipeline.add_component("tracker", RoundTracker())

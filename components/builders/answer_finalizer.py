@@ -11,9 +11,8 @@
 - the LLM failed → the retrieved articles are returned with a note that the model was unavailable, and the reason
   in ``answer_error``;
 - situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``;
-- situations ``partial`` and ``supplemented`` (the best local evidence failed the judge) → the answer's first line
-  says what the knowledge base does not settle (the judge's note: the trained evaluator names the question's point
-  and the words no passage holds, `helpers.unsettled`).
+- the ``preface`` (`EvidenceSelector`, for situations ``partial`` and ``supplemented``: what the knowledge base does
+  not settle, `helpers.unsettled.unsettled_line`) comes first, as the generator streamed it.
 
 Usage::
 
@@ -39,8 +38,6 @@ NO_ANSWER = (
     "也可以指明相关法律名称后再问一次。如问题紧急，请咨询专业律师。"
 )
 CUT_OFF = "\n\n（回答达到长度上限，未写完的最后一句已略去。）"
-UNSETTLED = "知识库未能确定：{missing}\n\n"
-MAX_UNSETTLED_CHARS = 120
 LLM_DOWN = "语言模型暂时不可用（{error}），无法生成解答。以下是检索到的相关法条，供您参考：\n"
 
 
@@ -56,13 +53,6 @@ def citation_of(doc: Document, verified: bool = True, mentions: list[str] | None
             "mentions": mentions or [], "in_force": meta.get("in_force") is not False,
             "version_mark": version_mark(meta), "version_date": meta.get("version_date"),
             "amended_by": meta.get("amended_by") or [], "found_via": meta.get("found_via")}
-
-
-def unsettled_line(missing: str) -> str:
-    """The judge's note on what is missing as the answer's first line (one line, at most 120 characters)."""
-    line = " ".join(missing.split())
-    line = line if len(line) <= MAX_UNSETTLED_CHARS else line[: MAX_UNSETTLED_CHARS - 1] + "…"
-    return UNSETTLED.format(missing=line) if line else ""
 
 
 def article_label(doc: Document) -> str:
@@ -84,13 +74,14 @@ class AnswerFinalizer:
     def run(self, query: str, evidence: list[Document], situation: str, rounds: list[Round] | None = None,
             web: WebOutcome | None = None, documents: list[Document] | None = None, text: str = "",
             error: str = "", llm_calls: int = 0, seconds: float = 0.0, removed: int = 0,
-            cut_off: bool = False) -> dict[str, Any]:
+            cut_off: bool = False, preface: str = "") -> dict[str, Any]:
         """:param query: the question the answer is for (quantities the user gave are not flagged);
         :param rounds: the judged rounds (agentic mode; their scores and trace go into the result);
         :param web: the web search's outcome, when there was one;
         :param documents: plain RAG mode's one retrieval (listed in the trace);
         :param removed: sentences the LLM call's guards removed (counted in the trace);
-        :param cut_off: the model stopped at its token limit (its unfinished sentence is left out, and said so)."""
+        :param cut_off: the model stopped at its token limit (its unfinished sentence is left out, and said so);
+        :param preface: the answer's first line (`EvidenceSelector`: what the knowledge base does not settle)."""
         rounds = rounds or []
         missing_text = still_missing(rounds)
         needs_human = situation in ("none", "partial")
@@ -119,9 +110,7 @@ class AnswerFinalizer:
                 # insufficient evidence: say what was found, not only what the model chose to quote
                 answer += "\n\n检索到的其他相关法条：\n" + list_articles(found, evidence, query)
                 cited = cited + found
-        if situation in ("partial", "supplemented"):
-            # the best evidence failed the judge: say first which part of the question it does not settle
-            answer = unsettled_line(missing_text) + answer
+        answer = preface + answer  # streamed first by the generator: what streamed stays the answer's start
         if web is not None and web.status != "ok" and web.message:
             answer += f"\n\n（说明：{web.message}）"
         best = best_round(rounds)

@@ -11,6 +11,9 @@ Situations:
   reply, no LLM call;
 - ``unjudged``: plain RAG mode (one retrieval, no judge).
 
+For ``partial`` and ``supplemented`` it also gives the answer's ``preface``: one line on what the knowledge base
+does not settle (the judge's note, `helpers.unsettled.unsettled_line`), streamed and written before the answer.
+
 It reads the judged rounds (agentic mode: the best round's documents are the local candidates) or, in plain RAG
 mode, the one retrieval's ``documents``, and the web outcome where the loop searched the web.
 
@@ -27,6 +30,7 @@ from haystack import Document, component
 
 from helpers.loop_rounds import Round, WebOutcome, best_round, still_missing
 from helpers.prompt_guard import quote_data
+from helpers.unsettled import unsettled_line
 
 NONE_RELEVANCE = 1.0  # a judged relevance at or below this (of 10) means the hits are not about the question
 
@@ -51,7 +55,7 @@ class EvidenceSelector:
             meta["title"] = quote_data(str(meta["title"]))
         return replace(doc, content=quote_data(doc.content or ""), meta=meta)
 
-    @component.output_types(evidence=list[Document], situation=str, query=str, notes=str)
+    @component.output_types(evidence=list[Document], situation=str, query=str, notes=str, preface=str)
     def run(self, query: str, rounds: list[Round] | None = None, documents: list[Document] | None = None,
             web: WebOutcome | None = None) -> dict[str, Any]:
         """:param rounds: the judged rounds (agentic mode);
@@ -84,5 +88,7 @@ class EvidenceSelector:
         elif rounds and situation != "sufficient" and missing:
             notes.append(f"评估认为还缺少：{missing}")
         evidence = local + web_evidence if situation != "none" else []
+        # the best evidence failed the judge: the answer says first which part of the question it does not settle
+        preface = unsettled_line(missing) if situation in ("partial", "supplemented") else ""
         return {"evidence": evidence, "situation": situation, "query": query,
-                "notes": "\n".join(n for n in notes if n)}
+                "notes": "\n".join(n for n in notes if n), "preface": preface}

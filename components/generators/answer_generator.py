@@ -57,12 +57,17 @@ class AnswerGenerator(LLMComponent):
         evidence: list[Document] | None = None,
         query: str = "",
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
+        preface: str = "",
     ) -> dict[str, Any]:
         """:param evidence: and ``query``: what the streamed answer is checked against (see the module docstring).
         :returns: ``text`` as the model wrote it (after the LLM call's guards), ``removed``: the sentences those
-            guards removed, ``cut_off``: the reply stopped at ``max_tokens``."""
+            guards removed, ``cut_off``: the reply stopped at ``max_tokens``.
+        :param preface: a line the answer starts with (`EvidenceSelector`), streamed before the model's text; the
+            returned ``text`` does not hold it (`AnswerFinalizer` puts it first)."""
         if situation == "none":
             return {"text": "", "error": "", "llm_calls": 0, "seconds": 0.0, "removed": 0, "cut_off": False}
+        if streaming_callback is not None and preface:
+            streaming_callback(StreamingChunk(content=preface))
         stream = None if streaming_callback is None else CheckedStream(AnswerChecker(evidence or [], query),
                                                                         streaming_callback)
         call = self.chat(messages, {"temperature": 0.2, "max_tokens": self.max_tokens}, stream,

@@ -9,6 +9,10 @@ original query alone, without an LLM call: the rewriter is only asked once the j
 as in CRAG (retrieve, grade, then transform the query). A question that the first retrieval answers costs one
 LLM call less, and every rewrite is aimed at a gap the judge named.
 
+``long_question_chars`` (setting ``LONG_QUESTION_CHARS``) is the exception: a question at least that long is a
+story rather than a search query (我的朋友在公案机关办理了取保候审……是不是过了起诉期), so round 1 already searches
+what it is about, in legal terms — the rewriter's variants and keywords beside the question as asked.
+
 Usage::
 
     rewriter = QueryRewriter()
@@ -32,6 +36,7 @@ SYSTEM = (
     "1. variants：2到3个正式的法律表述，保持用户原意，不添加用户没有说的事实；\n"
     "2. keywords：3到6个法律关键词（如 个人信息 同意 个人信息处理者）；\n"
     "3. domain：所属法律领域（如 个人信息保护、劳动、婚姻家庭、合同）。\n"
+    "用户讲的是一段经历时，先找出其中的法律关系、当事人身份和争议点，查询只写这些，不写与法律无关的细节。\n"
     '只输出 JSON：{"variants": ["..."], "keywords": ["..."], "domain": "..."}'
 )
 RETRY = (
@@ -39,6 +44,7 @@ RETRY = (
     "请针对缺少的信息给出新的、不同的查询。"
 )
 FIRST_ROUND_NOTE = "第一轮先检索原问题，评估认为不足时再改写"
+LONG_QUESTION_CHARS = 0
 MAX_VARIANTS = 3
 MAX_QUERY_CHARS = 200
 
@@ -52,17 +58,27 @@ class QueryRewriter(LLMComponent):
     :param chat_generator: the LLM; ``None`` = the factory's main model at warm-up.
     :param max_variants: rewordings kept per round (besides the original).
     :param rewrite_first_round: ask the LLM in round 1 too; ``False`` = round 1 searches the original alone.
+    :param long_question_chars: round 1 rewrites a question at least this long even when ``rewrite_first_round``
+        is off; ``0`` = never.
     """
 
-    _params = ("max_variants", "rewrite_first_round")
+    _params = ("max_variants", "rewrite_first_round", "long_question_chars")
 
     def __init__(self, chat_generator: OpenAIChatGenerator | None = None, role: str = "main",
-                 max_variants: int = MAX_VARIANTS, rewrite_first_round: bool = False) -> None:
+                 max_variants: int = MAX_VARIANTS, rewrite_first_round: bool = False,
+                 long_question_chars: int = LONG_QUESTION_CHARS) -> None:
         LLMComponent.__init__(self, chat_generator, role)
         if max_variants < 0:
             raise ValueError("max_variants must be >= 0")
+        if long_question_chars < 0:
+            raise ValueError(f"long_question_chars must be >= 0, got {long_question_chars}")
         self.max_variants = max_variants
         self.rewrite_first_round = rewrite_first_round
+        self.long_question_chars = long_question_chars
+
+    def rewrites_first_round(self, query: str) -> bool:
+        """Whether round 1 asks the LLM for this question (always, or because the question is long)."""
+        return self.rewrite_first_round or 0 < self.long_question_chars <= len(query.strip())
 
     @component.output_types(queries=list[str], query=str, plan=dict)
     def run(self, query: str, rounds: list[Round] | None = None) -> dict[str, Any]:
@@ -75,7 +91,7 @@ class QueryRewriter(LLMComponent):
         rounds = rounds or []
         tried = tried_queries(rounds)
         missing = still_missing(rounds)
-        if not rounds and not self.rewrite_first_round:
+        if not rounds and not self.rewrites_first_round(query):
             return self._emit(query, [query], {"status": "skipped", "reason": FIRST_ROUND_NOTE}, rounds, 0, started)
         prompt = f"用户问题：{query}"
         if rounds:

@@ -3,6 +3,7 @@
 from haystack import Document
 
 from components.builders.answer_finalizer import AnswerFinalizer
+from components.builders.evidence_selector import EvidenceSelector
 from helpers.loop_rounds import Round
 
 PIPL = "中华人民共和国个人信息保护法"
@@ -34,25 +35,27 @@ def test_a_law_the_quoted_statute_merely_names_is_not_flagged_but_the_model_nami
 
 
 def failed_round(missing: str) -> Round:
-    return Round(number=1, queries=["q"], documents=[], evaluation={"passed": False, "total": 10.0, "missing": missing})
+    doc = article(PIPL, "第十四条", "基于个人同意处理个人信息的，该同意应当由个人在充分知情的前提下自愿、明确作出。")
+    return Round(number=1, queries=["q"], documents=[doc],
+                 evaluation={"passed": False, "total": 10.0, "relevance": 5.0, "missing": missing})
 
 
 def test_evidence_that_failed_the_judge_is_said_first_in_one_line():
-    evidence = [article(PIPL, "第十四条", "基于个人同意处理个人信息的，该同意应当由个人在充分知情的前提下自愿、明确作出。")]
     missing = "问题中“离职后还能删除吗”没有得到检索到的法条的直接回答\n（法条未涉及：离职）"
-    result = AnswerFinalizer().run(query="离职后还能删除吗", evidence=evidence, situation="partial",
-                                   rounds=[failed_round(missing)], text="可以请求删除。")["result"]
+    selected = EvidenceSelector().run(query="离职后还能删除吗", rounds=[failed_round(missing)])
+    assert selected["situation"] == "partial"
+    result = AnswerFinalizer().run(query="离职后还能删除吗", evidence=selected["evidence"], situation="partial",
+                                   rounds=[failed_round(missing)], text="可以请求删除。",
+                                   preface=selected["preface"])["result"]
     first_line = result.answer.splitlines()[0]
     assert first_line == "知识库未能确定：问题中“离职后还能删除吗”没有得到检索到的法条的直接回答 （法条未涉及：离职）"
     assert "可以请求删除。" in result.answer
 
 
 def test_a_long_note_is_cut_and_passing_evidence_gets_no_such_line():
-    evidence = [article(PIPL, "第十四条", "基于个人同意处理个人信息的……")]
-    long = AnswerFinalizer().run(query="q", evidence=evidence, situation="supplemented",
-                                 rounds=[failed_round("缺" * 300)], text="答。")["result"]
-    assert len(long.answer.splitlines()[0]) == len("知识库未能确定：") + 120
-    passed = Round(number=1, queries=["q"], documents=[], evaluation={"passed": True, "total": 36.0, "missing": ""})
-    sufficient = AnswerFinalizer().run(query="q", evidence=evidence, situation="sufficient", rounds=[passed],
-                                       text="答。")["result"]
-    assert "知识库未能确定" not in sufficient.answer
+    long = EvidenceSelector().run(query="q", rounds=[failed_round("缺" * 300)])["preface"]
+    assert len(long.splitlines()[0]) == len("知识库未能确定：") + 120
+    passed = Round(number=1, queries=["q"], documents=failed_round("").documents,
+                   evaluation={"passed": True, "total": 36.0, "missing": ""})
+    selected = EvidenceSelector().run(query="q", rounds=[passed])
+    assert selected["situation"] == "sufficient" and selected["preface"] == ""

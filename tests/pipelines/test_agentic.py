@@ -66,6 +66,20 @@ def test_rewrite_first_round_setting_rewrites_before_round_one(llm, make_rag, mo
     assert result.trace["llm_calls"] == {"rewriter": 1, "judge": 1, "answer": 1, "router": 0}
 
 
+def test_a_long_question_is_rewritten_before_round_one_and_a_short_one_is_not(llm, make_rag, monkeypatch):
+    monkeypatch.setenv("LONG_QUESTION_CHARS", "30")
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    story = "我在一家网店买过东西，最近老是接到推销电话，对方能叫出我的名字和地址。" + QUESTION
+    rag = make_rag()
+    long_round1 = rag.ask(story).trace["rounds"][0]
+    assert long_round1["queries"][0] == story and "个人信息处理者处理个人信息是否应当取得个人同意" in long_round1["queries"]
+    assert len(llm.calls(REWRITER)) == 1
+    short_round1 = rag.ask(QUESTION).trace["rounds"][0]
+    assert short_round1["queries"] == [QUESTION] and len(llm.calls(REWRITER)) == 1
+
+
 def test_fail_then_rewrite_with_the_note_then_pass(llm, make_rag):
     llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
     llm.add_rule(JUDGE, [judge(5, "缺少同意的例外情形"), judge(9)])
@@ -300,7 +314,9 @@ def test_instructions_echoed_by_a_small_model_are_dropped_from_the_answer(llm, m
     llm.add_rule(ANSWERER, echo)
     result = make_rag().ask(QUESTION)
     assert result.situation == "partial"
-    assert result.answer.startswith(f"【初步结论】需要取得同意。依据《{PIPL}》第十四条。\n【建议】说明是否为敏感个人信息。")
+    preface, body = result.answer.split("\n\n", 1)
+    assert preface == "知识库未能确定：缺少例外"  # the honest line comes first; the model's text follows it
+    assert body.startswith(f"【初步结论】需要取得同意。依据《{PIPL}》第十四条。\n【建议】说明是否为敏感个人信息。")
     assert "【尚缺信息】" not in result.answer and "先直接回答" not in result.answer
     checks = result.trace["answer_checks"]
     assert checks["sentences_removed"] == 3 and checks["sections_dropped"] == ["初步结论", "尚缺信息"]
@@ -314,7 +330,7 @@ def test_instructions_echoed_while_streaming_are_dropped_from_the_stream_too(llm
     streamed: list[str] = []
     result = make_rag().ask(QUESTION, streaming_callback=lambda chunk: streamed.append(chunk.content))
     text = "".join(streamed)
-    assert text.startswith("【尚缺信息】\n依据") and "还需要的具体事实" not in text
+    assert text.startswith("知识库未能确定：缺少例外\n\n【尚缺信息】\n依据") and "还需要的具体事实" not in text
     assert result.answer.startswith(text)  # what streamed is what the answer says
 
 

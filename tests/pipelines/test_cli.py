@@ -176,7 +176,8 @@ def test_demo_answers_first_with_the_quick_evaluator_then_installs_the_full_one(
 
 @pytest.mark.parametrize(("name", "value", "message"), [("REWRITE_FIRST_ROUND", "maybe", "must be true or false"),
                                                         ("MAX_ROUNDS", "three", "must be an integer"),
-                                                        ("QUESTION_WEIGHT", "0", "must be > 0")])
+                                                        ("QUESTION_WEIGHT", "0", "must be > 0"),
+                                                        ("LONG_QUESTION_CHARS", "-1", "must be >= 0")])
 def test_a_bad_setting_is_a_one_line_error(settings, capsys, monkeypatch, name, value, message):
     monkeypatch.setenv(name, value)
     code, _, err = run_cli(capsys, "search", "个人信息")
