@@ -44,7 +44,7 @@ RETRY = (
     "请针对缺少的信息给出新的、不同的查询。"
 )
 FIRST_ROUND_NOTE = "第一轮先检索原问题，评估认为不足时再改写"
-LONG_QUESTION_CHARS = 0
+LONG_QUESTION_CHARS = 30  # research/reports/consultation_study.md: rewriting helps from about here
 MAX_VARIANTS = 3
 MAX_QUERY_CHARS = 200
 
