@@ -109,7 +109,7 @@ def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int
                      f"{statistics.mean(x['citation_recall'] for x in r):.3f} | {written_mean} | "
                      f"{statistics.median(calls):.0f} | "
                      f"{percentile(calls, 95):.0f} | {statistics.median(secs):.1f} | {percentile(secs, 95):.1f} |")
-    report = f"""# Agentic vs plain RAG (STARD sample)
+    report = f"""# Agentic vs plain RAG (sample of `{Path(args.queries).name}`)
 
 Command: `.venv/bin/python benchmarks/agentic.py {' '.join(sys.argv[1:])}`
 Sample: {sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`; all current articles indexed.
@@ -146,6 +146,13 @@ def fold_askers(settings: Settings, folds_path: str, queries: list[dict[str, Any
         Indexer(store, corpus_settings(trained)).reweight()
         askers[fold] = AgenticRAG(store, dataclasses.replace(corpus_settings(trained), judge=settings.judge))
     return askers, fold_by_qid
+
+
+def no_answer_message(qid: int, mode: str, result: RAGResult, log_path: Path, data_dir: Path) -> str:
+    """Why the run stops when the LLM wrote no answer, and how to go on."""
+    return (f"stopped at query {qid} ({mode}): the LLM wrote no answer ({result.answer_error}); nothing was logged "
+            f"for it. Rows so far are in {log_path}; fix the LLM (see {data_dir / 'llm_server.log'}) and rerun "
+            f"with --resume.")
 
 
 def close(askers: dict[int, AgenticRAG]) -> None:
@@ -192,9 +199,7 @@ def main() -> None:
                 result = askers[fold_by_qid[item["qid"]]].ask(item["query"], mode=mode)
                 if result.answer_error:  # a row scored without the model's answer would skew the figures
                     close(askers)
-                    sys.exit(f"stopped at query {item['qid']} ({mode}): the LLM wrote no answer "
-                             f"({result['answer_error']}); nothing was logged for it. Rows so far are in {log_path}; "
-                             f"fix the LLM (see {settings.data_dir / 'llm_server.log'}) and rerun with --resume.")
+                    sys.exit(no_answer_message(item["qid"], mode, result, log_path, settings.data_dir))
                 row = {"qid": item["qid"], "mode": mode, **score(result, item["gold"]), "situation": result.situation,
                        "rounds": round_summaries(result)}
                 rows[mode][item["qid"]] = row

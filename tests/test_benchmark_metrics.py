@@ -1,8 +1,9 @@
 import math
+from pathlib import Path
 
 import pytest
 
-from benchmarks.agentic import round_summaries
+from benchmarks.agentic import no_answer_message, round_summaries
 from benchmarks.judge_calibration import auc
 from benchmarks.metrics import mean_metrics, percentile, query_metrics
 from helpers.result import RAGResult
@@ -55,3 +56,11 @@ def test_a_section_cut_mid_sentence_is_broken_but_one_ending_in_a_list_item_is_n
     assert broken_sections(listed) == 0
     assert broken_sections("【尚缺信息】还缺少关于\n【建议】补充说明。") == 1  # the issue's fragment
     assert broken_sections("【尚缺信息】\n【建议】补充说明。") == 1  # empty
+
+
+def test_a_run_stopped_by_the_llm_says_why_and_how_to_resume():
+    """It used to crash with a TypeError (the result indexed like a dict) instead of saying this."""
+    result = RAGResult(answer="", mode="agentic", trace={}, answer_error="LLM unavailable: APITimeoutError")
+    message = no_answer_message(971, "agentic", result, Path("runs/log.jsonl"), Path("data"))
+    assert "query 971 (agentic)" in message and "APITimeoutError" in message
+    assert "data/llm_server.log" in message and "--resume" in message
