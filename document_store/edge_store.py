@@ -1,0 +1,332 @@
+"""QdrantEdgeDocumentStore: a Haystack document store over Qdrant Edge, Qdrant's own engine running in-process.
+
+`qdrant-edge-py` runs Qdrant's Rust engine inside this process on one on-disk shard (segments, a write-ahead log,
+payload indexes, HNSW when asked for). This store keeps the layout qdrant-haystack's `QdrantDocumentStore` gives a
+server collection, so the two answer the same query the same way:
+
+- points are made and read by qdrant-haystack's own converters (the point id is the UUID5 of the document id; the
+  payload is ``Document.to_dict(flatten=False)``: ``id``, ``content``, ``meta``, …);
+- vectors are named ``text-dense`` (cosine) and ``text-sparse`` (the engine applies the IDF modifier);
+- Haystack filters are translated by qdrant-haystack's `convert_filters_to_qdrant`, then mapped one to one onto
+  Edge's filter classes (`edge_filter`); a condition Edge has no twin for is a clear `FilterError`.
+
+One process owns a shard: the write-ahead log is locked, and a second opener (another process, or a second store
+object on the same folder) gets `StoreLockedError`. Writes are durable once `write_documents` returns (the log is
+flushed); `close()` releases the lock.
+
+Usage::
+
+    from document_store.edge_store import QdrantEdgeDocumentStore
+    store = QdrantEdgeDocumentStore(path="data/edge/statutes", embedding_dim=384)
+    store.write_documents(documents)                     # DuplicatePolicy.FAIL by default
+    store.filter_documents({"field": "meta.law", "operator": "==", "value": "中华人民共和国个人信息保护法"})
+    store.query_dense(embedding, top_k=10)               # [Document, ...] with cosine scores
+    store.close()
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as edge
+from haystack import Document, default_from_dict, default_to_dict, logging
+from haystack.dataclasses import SparseEmbedding
+from haystack.document_stores.errors import DuplicateDocumentError
+from haystack.document_stores.types import DuplicatePolicy
+from haystack.utils.filters import FilterError
+from haystack_integrations.document_stores.qdrant.converters import (
+    DENSE_VECTORS_NAME,
+    SPARSE_VECTORS_NAME,
+    convert_haystack_documents_to_qdrant_points,
+    convert_id,
+    convert_qdrant_point_to_haystack_document,
+)
+from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
+from qdrant_client.http import models as rest
+
+from document_store.qdrant_store import PAYLOAD_INDEXES, StoreLockedError
+
+logger = logging.getLogger(__name__)
+
+SCROLL_PAGE = 1_000
+CONFIG_FILE = "edge_config.json"  # what Edge writes beside segments/ and wal/
+LOCKED_MARK = "WouldBlock"
+HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: a filtered search over fewer vectors' kilobytes scans exactly  # Edge's message when another owner holds the shard's write-ahead log
+
+
+class QdrantEdgeDocumentStore:
+    """A `DocumentStore` on one Qdrant Edge shard in ``path`` (created on first use)."""
+
+    def __init__(self, path: str, embedding_dim: int = 384, *, hnsw_m: int = 0, hnsw_ef_construct: int = 100,
+                 write_batch_size: int = 256, return_embedding: bool = False) -> None:
+        """
+        :param path: the shard's folder (created with its parents when it holds no shard yet).
+        :param embedding_dim: the dense vectors' dimension; a shard made for another dimension is refused.
+        :param hnsw_m: edges per node of the HNSW graph; 0 searches exactly (no graph), for small collections.
+        :param hnsw_ef_construct: the graph's build-time beam width (with ``hnsw_m`` > 0).
+        :param write_batch_size: points per engine update.
+        :param return_embedding: whether documents come back with their vectors.
+        """
+        if not str(path).strip():
+            raise ValueError("QdrantEdgeDocumentStore needs a folder path")
+        if embedding_dim < 1:
+            raise ValueError(f"embedding_dim must be positive, got {embedding_dim}")
+        if hnsw_m < 0 or hnsw_ef_construct < 1:
+            raise ValueError(f"hnsw_m must be ≥ 0 and hnsw_ef_construct ≥ 1, got {hnsw_m} and {hnsw_ef_construct}")
+        if write_batch_size < 1:
+            raise ValueError(f"write_batch_size must be positive, got {write_batch_size}")
+        self.path = str(path)
+        self.embedding_dim = embedding_dim
+        self.hnsw_m = hnsw_m
+        self.hnsw_ef_construct = hnsw_ef_construct
+        self.write_batch_size = write_batch_size
+        self.return_embedding = return_embedding
+        self._shard: edge.EdgeShard | None = None
+        self._lock = threading.RLock()
+
+    # -- the shard ------------------------------------------------------------------------------------------------
+
+    def _config(self) -> edge.EdgeConfig:
+        hnsw = (edge.HnswIndexConfig(m=self.hnsw_m, ef_construct=self.hnsw_ef_construct,
+                                     full_scan_threshold=HNSW_FULL_SCAN_KB) if self.hnsw_m else None)
+        dense = edge.EdgeVectorParams(size=self.embedding_dim, distance=edge.Distance.Cosine)
+        sparse = edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)
+        return edge.EdgeConfig(vectors={DENSE_VECTORS_NAME: dense}, sparse_vectors={SPARSE_VECTORS_NAME: sparse},
+                               hnsw_config=hnsw)
+
+    @property
+    def shard(self) -> edge.EdgeShard:
+        """The open shard (opened, or created with the payload indexes, on first use)."""
+        with self._lock:
+            if self._shard is None:
+                self._shard = self._open()
+            return self._shard
+
+    def _open(self) -> edge.EdgeShard:
+        folder = Path(self.path)
+        exists = (folder / CONFIG_FILE).exists()
+        try:
+            if not exists:
+                folder.mkdir(parents=True, exist_ok=True)
+                shard = edge.EdgeShard.create(self.path, self._config())
+                for index in PAYLOAD_INDEXES:
+                    shard.update(edge.UpdateOperation.create_field_index(index["field_name"],
+                                                                          edge.PayloadSchemaType.Keyword))
+                return shard
+            shard = edge.EdgeShard.load(self.path)
+        except Exception as error:  # the binding raises plain Exceptions with the engine's message
+            if LOCKED_MARK in str(error):
+                raise StoreLockedError(f"the knowledge base at {self.path} is in use by another process (or another "
+                                       "store object); stop it or point this one at another folder") from None
+            raise
+        dense = _vector_size(self.path)  # a shard made for other vectors is refused, not silently mixed
+        if dense is not None and dense != self.embedding_dim:
+            shard.close()
+            raise ValueError(f"the knowledge base at {self.path} holds {dense}-dimensional vectors, not "
+                             f"{self.embedding_dim}; delete it and re-index, or use the embedder it was made with")
+        return shard
+
+    def close(self) -> None:
+        """Flush and release the shard (another process may then open it)."""
+        with self._lock:
+            if self._shard is not None:
+                self._shard.flush()
+                self._shard.close()
+                self._shard = None
+
+    # -- the DocumentStore protocol ---------------------------------------------------------------------------------
+
+    def count_documents(self) -> int:
+        return self.shard.count(edge.CountRequest(exact=True))
+
+    def filter_documents(self, filters: dict[str, Any] | None = None) -> list[Document]:
+        """All documents matching Haystack ``filters`` (all documents without), in point-id order."""
+        condition = edge_filter(qdrant_filter(filters))
+        found: list[Document] = []
+        offset = None
+        while True:
+            records, offset = self.shard.scroll(edge.ScrollRequest(
+                offset=offset, limit=SCROLL_PAGE, filter=condition, with_payload=True,
+                with_vector=self.return_embedding))
+            found.extend(self._document(record) for record in records)
+            if offset is None:
+                return found
+
+    def write_documents(self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE) -> int:
+        """Write ``documents``; ``NONE`` and ``FAIL`` raise `DuplicateDocumentError` for an id already stored (or
+        repeated in the list), ``SKIP`` keeps the stored one, ``OVERWRITE`` replaces it. Returns how many were
+        written."""
+        if not isinstance(documents, list) or any(not isinstance(d, Document) for d in documents):
+            raise ValueError("write_documents() expects a list of Documents")
+        if policy is DuplicatePolicy.OVERWRITE:
+            chosen = list({d.id: d for d in documents}.values())
+        else:
+            unique = list({d.id: d for d in reversed(documents)}.values())[::-1]  # the first of each id
+            stored = {d.id for d in self.get_documents_by_id([d.id for d in unique])}
+            if policy is DuplicatePolicy.SKIP:
+                chosen = [d for d in unique if d.id not in stored]
+            elif stored or len(unique) < len(documents):
+                counts = Counter(d.id for d in documents)
+                repeated = sorted(stored | {i for i, n in counts.items() if n > 1})
+                raise DuplicateDocumentError(f"ID {', '.join(repeated[:3])} already exists in {self.path}")
+            else:
+                chosen = unique
+        for start in range(0, len(chosen), self.write_batch_size):
+            batch = chosen[start:start + self.write_batch_size]
+            self.shard.update(edge.UpdateOperation.upsert_points(
+                [_edge_point(p) for p in convert_haystack_documents_to_qdrant_points(batch,
+                                                                                     use_sparse_embeddings=True)]))
+        if chosen:
+            self.shard.flush()
+        return len(chosen)
+
+    def delete_documents(self, document_ids: list[str]) -> None:
+        if document_ids:
+            self.shard.update(edge.UpdateOperation.delete_points([convert_id(i) for i in document_ids]))
+            self.shard.flush()
+
+    def get_documents_by_id(self, ids: list[str]) -> list[Document]:
+        if not ids:
+            return []
+        records = self.shard.retrieve([convert_id(i) for i in ids], with_payload=True,
+                                      with_vector=self.return_embedding)
+        return [self._document(record) for record in records]
+
+    # -- queries the retrievers make ------------------------------------------------------------------------------
+
+    def query_dense(self, embedding: list[float], top_k: int = 10, filters: dict[str, Any] | None = None,
+                    exact: bool = False, hnsw_ef: int | None = None) -> list[Document]:
+        """Nearest documents by cosine (``score``), best first."""
+        if len(embedding) != self.embedding_dim:
+            raise ValueError(f"query embedding has {len(embedding)} dimensions; the store holds {self.embedding_dim}")
+        return self._query(edge.Query.Nearest(list(embedding), using=DENSE_VECTORS_NAME), top_k, filters,
+                           edge.SearchParams(exact=exact, hnsw_ef=hnsw_ef))
+
+    def query_sparse(self, embedding: SparseEmbedding, top_k: int = 10,
+                     filters: dict[str, Any] | None = None) -> list[Document]:
+        """Documents by the sparse dot product, the engine's IDF applied (BM25 over stored term weights)."""
+        vector = edge.SparseVector(list(embedding.indices), [float(v) for v in embedding.values])
+        return self._query(edge.Query.Nearest(vector, using=SPARSE_VECTORS_NAME), top_k, filters, None)
+
+    def facet(self, key: str, limit: int) -> list[str]:
+        """The distinct values of a keyword payload field (e.g. ``meta.law``), most frequent first."""
+        response = self.shard.facet(edge.FacetRequest(key, limit=limit, exact=True))
+        return [str(hit.value) for hit in response.hits]
+
+    def _query(self, query: Any, top_k: int, filters: dict[str, Any] | None,
+               params: edge.SearchParams | None) -> list[Document]:
+        if top_k < 1:
+            raise ValueError(f"top_k must be positive, got {top_k}")
+        points = self.shard.query(edge.QueryRequest(
+            limit=top_k, query=query, filter=edge_filter(qdrant_filter(filters)), params=params,
+            with_payload=True, with_vector=self.return_embedding))
+        return [self._document(point) for point in points]
+
+    def _document(self, point: Any) -> Document:
+        vector = point.vector if self.return_embedding else None
+        if isinstance(vector, dict):
+            vector = {name: rest.SparseVector(indices=list(v.indices), values=list(v.values))
+                      if isinstance(v, edge.SparseVector) else v for name, v in vector.items()}
+        rest_point = rest.ScoredPoint(id=str(point.id), version=0, score=getattr(point, "score", None) or 0.0,
+                                      payload=dict(point.payload or {}), vector=vector)
+        document = convert_qdrant_point_to_haystack_document(rest_point, use_sparse_embeddings=True)
+        return document if hasattr(point, "score") else replace(document, score=None)  # a record has no score
+
+    # -- serialisation ---------------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, path=self.path, embedding_dim=self.embedding_dim, hnsw_m=self.hnsw_m,
+                               hnsw_ef_construct=self.hnsw_ef_construct, write_batch_size=self.write_batch_size,
+                               return_embedding=self.return_embedding)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QdrantEdgeDocumentStore:
+        return default_from_dict(cls, data)
+
+
+def _vector_size(path: str) -> int | None:
+    """The dense size recorded in a shard's config file (None where the file does not say)."""
+    config = Path(path) / CONFIG_FILE
+    try:
+        return int(json.loads(config.read_text())["vectors"][DENSE_VECTORS_NAME]["size"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _edge_point(point: rest.PointStruct) -> edge.Point:
+    vector = {name: edge.SparseVector(list(v.indices), [float(x) for x in v.values])
+              if isinstance(v, rest.SparseVector) else list(v) for name, v in dict(point.vector).items()}
+    return edge.Point(point.id, vector, point.payload)
+
+
+def qdrant_filter(filters: dict[str, Any] | None) -> rest.Filter | None:
+    """Haystack filters as qdrant-client's filter models, by qdrant-haystack's converter; a ``NOT`` of several
+    conditions is first made ``NOT (AND …)``, as Haystack defines it (the converter alone gives "none of them")."""
+    if filters and "operator" not in filters:
+        raise FilterError("a filter needs a top-level 'operator' (see "
+                          "https://docs.haystack.deepset.ai/docs/metadata-filtering)")
+    return convert_filters_to_qdrant(_not_of_all(filters) if filters else None)
+
+
+def _not_of_all(item: dict[str, Any]) -> dict[str, Any]:
+    conditions = item.get("conditions")
+    if not isinstance(conditions, list):
+        return item
+    conditions = [_not_of_all(c) for c in conditions]
+    if item["operator"] == "NOT" and len(conditions) > 1:
+        conditions = [{"operator": "AND", "conditions": conditions}]
+    return {**item, "conditions": conditions}
+
+
+def edge_filter(condition: Any) -> Any:
+    """qdrant-client's filter models (what `convert_filters_to_qdrant` builds) as Edge's, one to one."""
+    if condition is None:
+        return None
+    if isinstance(condition, rest.Filter):
+        if condition.min_should is not None:
+            raise FilterError("min_should filters are not supported by the Edge store")
+        parts = {name: [edge_filter(c) for c in _as_list(getattr(condition, name))] or None
+                 for name in ("must", "should", "must_not")}
+        return edge.Filter(**parts)
+    if isinstance(condition, rest.FieldCondition):
+        return edge.FieldCondition(condition.key, match=_match(condition.match), range=_range(condition.range))
+    if isinstance(condition, rest.IsEmptyCondition):
+        return edge.IsEmptyCondition(condition.is_empty.key)
+    if isinstance(condition, rest.IsNullCondition):
+        return edge.IsNullCondition(condition.is_null.key)
+    if isinstance(condition, rest.HasIdCondition):
+        return edge.HasIdCondition(set(condition.has_id))
+    raise FilterError(f"the Edge store cannot filter by {type(condition).__name__}")
+
+
+def _as_list(value: Any) -> list:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def _match(match: Any) -> Any:
+    if match is None:
+        return None
+    if isinstance(match, rest.MatchValue):
+        return edge.MatchValue(match.value)
+    if isinstance(match, rest.MatchAny):
+        return edge.MatchAny(list(match.any))
+    if isinstance(match, rest.MatchExcept):
+        return edge.MatchExcept(list(match.except_))
+    raise FilterError(f"the Edge store cannot match by {type(match).__name__}")
+
+
+def _range(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, rest.DatetimeRange):
+        return edge.RangeDateTime(**{k: None if v is None else v.isoformat()
+                                     for k, v in (("gte", value.gte), ("gt", value.gt), ("lte", value.lte),
+                                                  ("lt", value.lt))})
+    if isinstance(value, rest.Range):
+        return edge.RangeFloat(gte=value.gte, gt=value.gt, lte=value.lte, lt=value.lt)
+    raise FilterError(f"the Edge store cannot filter by the range {type(value).__name__}")

@@ -1,0 +1,175 @@
+"""QdrantEdgeDocumentStore: Haystack's own document-store test suite, the serialisation round trip, the searches the
+retrievers make (against qdrant-client's local mode over the same points), and one owner per shard."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from haystack import Document
+from haystack.dataclasses import SparseEmbedding
+from haystack.document_stores.errors import DuplicateDocumentError
+from haystack.document_stores.types import DuplicatePolicy
+from haystack.testing.document_store import DocumentStoreBaseTests
+from haystack.utils.filters import FilterError
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from qdrant_client.http import models as rest
+
+from document_store.edge_store import QdrantEdgeDocumentStore, edge_filter
+from document_store.qdrant_store import StoreLockedError
+
+
+def _stripped(documents: list[Document]) -> list[Document]:
+    return sorted((Document(id=d.id, content=d.content, meta=d.meta, blob=d.blob) for d in documents),
+                  key=lambda d: d.id)
+
+
+class TestHaystackSuite(DocumentStoreBaseTests):
+    """Haystack's `DocumentStoreBaseTests` (count, write with every duplicate policy, delete, every filter)."""
+
+    @pytest.fixture
+    def document_store(self, tmp_path: Path):
+        store = QdrantEdgeDocumentStore(path=str(tmp_path / "shard"), embedding_dim=768)
+        yield store
+        store.close()
+
+    def assert_documents_are_equal(self, received: list[Document], expected: list[Document]) -> None:
+        # Qdrant normalises cosine vectors and the store returns none by default; the rest must be equal
+        assert _stripped(received) == _stripped(expected)
+
+    # qdrant-haystack's filter converter (the server path's too) refuses a None value; Haystack's suite expects
+    # comparisons with None to match missing fields. Refused with a FilterError on both paths.
+    @pytest.mark.parametrize("operator", ["==", "!=", ">", ">=", "<", "<="])
+    def test_comparison_with_none_is_a_clear_error(self, document_store: QdrantEdgeDocumentStore,
+                                                   operator: str) -> None:
+        with pytest.raises(FilterError, match="not found"):
+            document_store.filter_documents({"field": "meta.number", "operator": operator, "value": None})
+
+    test_comparison_equal_with_none = test_comparison_not_equal_with_none = None
+    test_comparison_greater_than_with_none = test_comparison_greater_than_equal_with_none = None
+    test_comparison_less_than_with_none = test_comparison_less_than_equal_with_none = None
+
+    def test_write_documents(self, document_store: QdrantEdgeDocumentStore) -> None:
+        doc = Document(content="test doc")
+        assert document_store.write_documents([doc]) == 1
+        with pytest.raises(DuplicateDocumentError):  # the default policy (NONE) is FAIL, as the in-memory store
+            document_store.write_documents([doc])
+        self.assert_documents_are_equal(document_store.filter_documents(), [doc])
+
+
+def test_round_trip_keeps_settings_and_data(tmp_path: Path) -> None:
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4, hnsw_m=16, write_batch_size=7)
+    store.write_documents([Document(id="a", content="甲", meta={"law": "民法典"}, embedding=[1.0, 0, 0, 0])])
+    data = store.to_dict()
+    store.close()
+    again = QdrantEdgeDocumentStore.from_dict(data)
+    assert again.to_dict() == data
+    assert data["init_parameters"]["hnsw_m"] == 16 and data["init_parameters"]["write_batch_size"] == 7
+    assert [d.content for d in again.filter_documents({"field": "meta.law", "operator": "==", "value": "民法典"})] \
+        == ["甲"]
+    again.close()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"path": " "}, "folder path"), ({"path": "x", "embedding_dim": 0}, "embedding_dim"),
+    ({"path": "x", "hnsw_m": -1}, "hnsw_m"), ({"path": "x", "write_batch_size": 0}, "write_batch_size")])
+def test_bad_settings_are_clear_errors(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        QdrantEdgeDocumentStore(**kwargs)
+
+
+def test_a_shard_made_for_other_vectors_is_refused(tmp_path: Path) -> None:
+    made = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4)
+    assert made.count_documents() == 0  # the shard is made on first use
+    made.close()
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=8)
+    with pytest.raises(ValueError, match="4-dimensional"):
+        store.count_documents()
+    with pytest.raises(ValueError, match="dimensions"):
+        QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4).query_dense([1.0, 0.0], top_k=1)
+
+
+def test_a_second_owner_gets_the_store_in_use_error(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    store = QdrantEdgeDocumentStore(path=str(path), embedding_dim=4)
+    store.write_documents([Document(id="a", content="x", embedding=[1.0, 0, 0, 0])])
+    script = ("from document_store.edge_store import QdrantEdgeDocumentStore as S\n"
+              "from document_store.qdrant_store import StoreLockedError\n"
+              f"try:\n    S(path={str(path)!r}, embedding_dim=4).count_documents()\n"
+              "except StoreLockedError as e:\n    print('LOCKED', e)")
+    other = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+                           cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert other.stdout.startswith("LOCKED") and "in use" in other.stdout, other.stderr[-500:]
+    with pytest.raises(StoreLockedError):  # a second object in this process too
+        QdrantEdgeDocumentStore(path=str(path), embedding_dim=4).count_documents()
+    store.close()
+    reopened = QdrantEdgeDocumentStore(path=str(path), embedding_dim=4)  # released on close, data kept
+    assert reopened.count_documents() == 1
+    reopened.close()
+
+
+def _corpus(n: int, dim: int) -> list[Document]:
+    rng = random.Random(7)
+    docs = []
+    for i in range(n):
+        terms = sorted(rng.sample(range(50), 4))
+        docs.append(Document(
+            id=f"d{i}", content=f"第{i}条", meta={"law": f"法{i % 5}", "article_no": i},
+            embedding=[rng.gauss(0, 1) for _ in range(dim)],
+            sparse_embedding=SparseEmbedding(indices=terms, values=[rng.uniform(0.5, 3) for _ in terms])))
+    return docs
+
+
+def test_searches_rank_as_qdrant_does(tmp_path: Path) -> None:
+    """Dense, sparse (IDF in the engine) and filtered searches give qdrant-client's local mode's ranking and
+    scores over the same documents, in the layout qdrant-haystack writes."""
+    docs = _corpus(200, 8)
+    edge = QdrantEdgeDocumentStore(path=str(tmp_path / "edge"), embedding_dim=8)
+    local = QdrantDocumentStore(path=str(tmp_path / "local"), index="c", embedding_dim=8, similarity="cosine",
+                                use_sparse_embeddings=True, sparse_idf=True, progress_bar=False)
+    assert edge.write_documents(docs) == local.write_documents(docs) == 200
+    rng = random.Random(1)
+    law = {"field": "meta.law", "operator": "in", "value": ["法1", "法3"]}
+    for _ in range(5):
+        query = [rng.gauss(0, 1) for _ in range(8)]
+        for filters in (None, law):
+            ours = edge.query_dense(query, top_k=10, filters=filters)
+            theirs = local._query_by_embedding(query_embedding=query, top_k=10, filters=filters)
+            assert [d.id for d in ours] == [d.id for d in theirs]
+            assert [d.score for d in ours] == pytest.approx([d.score for d in theirs], abs=1e-5)
+        sparse = SparseEmbedding(indices=[3, 11, 29], values=[1.0, 1.0, 1.0])
+        ours = edge.query_sparse(sparse, top_k=10, filters=law)
+        theirs = local._query_by_sparse(query_sparse_embedding=sparse, top_k=10, filters=law)
+        assert [d.score for d in ours] == pytest.approx([d.score for d in theirs], rel=1e-5)
+        assert {d.id for d in ours} == {d.id for d in theirs}
+    assert all(d.meta["law"] in ("法1", "法3") for d in edge.query_dense([1.0] * 8, top_k=50, filters=law))
+    assert sorted(edge.facet("meta.law", limit=10)) == [f"法{i}" for i in range(5)]
+    edge.close()
+    local.close()
+
+
+def test_unsupported_filters_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(FilterError, match="MatchText"):
+        edge_filter(rest.Filter(must=[rest.FieldCondition(key="content", match=rest.MatchText(text="x"))]))
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4)
+    with pytest.raises(FilterError, match="top-level 'operator'"):
+        store.filter_documents({"law": "民法典"})
+    with pytest.raises(ValueError, match="top_k"):
+        store.query_dense([1.0, 0, 0, 0], top_k=0)
+    store.close()
+
+
+def test_writes_in_batches_survive_a_reopen(tmp_path: Path) -> None:
+    docs = _corpus(23, 4)
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4, write_batch_size=5)
+    assert store.write_documents(docs[:10]) == 10
+    assert store.write_documents(docs, policy=DuplicatePolicy.SKIP) == 13
+    store.delete_documents(["d0", "d1", "missing"])
+    store.close()
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4)
+    assert store.count_documents() == 21
+    assert {d.id for d in store.get_documents_by_id(["d0", "d2"])} == {"d2"}
+    store.close()
