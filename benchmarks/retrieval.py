@@ -2,11 +2,11 @@
 
 Reuses the store built by benchmarks/indexing.py (``DATA_DIR/corpus_qdrant``, collection ``statutes_all``) and
 indexes whatever is missing first (and reweights BM25 where the stored weights are out of date). Writes a
-Markdown report. ``--backend`` chooses where searches run (`document_store.search_backend`); ``both`` runs BM25,
-dense and hybrid on the mirror and on Qdrant's own search and compares them.
+Markdown report. ``--backend`` chooses where searches run (`document_store.search_backend`); several (``mirror,edge``)
+run BM25, dense and hybrid on each and compare them.
 
     .venv/bin/python benchmarks/retrieval.py [--queries PATH] [--out PATH] [--rerank-sample N] [--limit N]
-    .venv/bin/python benchmarks/retrieval.py --backend both --folds 0 --rerank-sample 0 --weights 0.5 \
+    .venv/bin/python benchmarks/retrieval.py --backend mirror,edge --folds 0 --rerank-sample 0 --weights 0.5 \
         --out benchmarks/reports/retrieval_backends.md
 """
 
@@ -137,15 +137,30 @@ per fold mean ± standard deviation. The reranker row uses the configured BM25 w
 
 
 def compare_backends(rows: dict[str, dict[str, tuple[dict[str, float], list[float]]]]) -> str:
-    """The same systems on the mirror and on Qdrant: R@10, MRR@10, their differences and latencies."""
-    lines = [("| system | R@10 mirror | R@10 qdrant | Δ | MRR@10 mirror | MRR@10 qdrant | Δ | p50 ms mirror | "
-             "p50 ms qdrant | p95 ms qdrant |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    """The same systems on each backend against the first: R@10, MRR@10, their differences and latencies."""
+    lines = ["| system | backend | R@10 | Δ | MRR@10 | Δ | p50 ms | p95 ms |", "|---|---|---|---|---|---|---|---|"]
     for name, by_backend in rows.items():
-        (m, m_times), (q, q_times) = by_backend["mirror"], by_backend["qdrant"]
-        lines.append(f"| {name} | {m['R@10']:.3f} | {q['R@10']:.3f} | {q['R@10'] - m['R@10']:+.3f} | "
-                     f"{m['MRR@10']:.3f} | {q['MRR@10']:.3f} | {q['MRR@10'] - m['MRR@10']:+.3f} | "
-                     f"{percentile(m_times, 50):.1f} | {percentile(q_times, 50):.1f} | {percentile(q_times, 95):.1f} |")
+        (first, _), *_ = by_backend.values()
+        for backend, (m, times) in by_backend.items():
+            lines.append(f"| {name} | {backend} | {m['R@10']:.3f} | {m['R@10'] - first['R@10']:+.3f} | "
+                         f"{m['MRR@10']:.3f} | {m['MRR@10'] - first['MRR@10']:+.3f} | "
+                         f"{percentile(times, 50):.1f} | {percentile(times, 95):.1f} |")
     return "\n".join(lines)
+
+
+def edge_copy(store, settings: Settings):
+    """The bench store copied into a Qdrant Edge shard beside it (``DATA_DIR/corpus_edge/<collection>``; copied
+    again when the counts differ; vectors copied, nothing re-embedded)."""
+    from document_store.edge_migration import copy_into_edge
+    from document_store.edge_store import QdrantEdgeDocumentStore
+
+    edge = QdrantEdgeDocumentStore(path=str(settings.data_dir / "corpus_edge" / settings.collection),
+                                   embedding_dim=settings.embedding_dim)
+    if edge.count_documents() != store.count_documents():
+        started = time.perf_counter()
+        copy_into_edge(store, edge, progress=True)
+        print(f"copied {edge.count_documents()} articles into Qdrant Edge in {time.perf_counter() - started:.0f} s")
+    return edge
 
 
 def main() -> None:
@@ -156,8 +171,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries (0 = all)")
     parser.add_argument("--folds", type=int, default=5, help="cross-validate the trained models (0 = skip)")
     parser.add_argument("--weights", default="1,0.75,0.5,0.35,0.25", help="BM25 RRF weights compared (dense: 1)")
-    parser.add_argument("--backend", choices=["mirror", "qdrant", "both"], default="mirror",
-                        help="where searches run (both = compare them)")
+    parser.add_argument("--backend", default="mirror",
+                        help="where searches run: mirror, qdrant, edge, or several comma-separated to compare them "
+                             "(both = mirror,qdrant)")
     args = parser.parse_args()
     queries = load_queries(args.queries)
     if args.limit:
@@ -173,14 +189,18 @@ def main() -> None:
 
     lines = []
     other_weights = [float(w) for w in args.weights.split(",") if float(w) != settings.bm25_weight]
-    backends = ["mirror", "qdrant"] if args.backend == "both" else [args.backend]
+    backends = ["mirror", "qdrant"] if args.backend == "both" else args.backend.split(",")
+    if unknown := set(backends) - {"mirror", "qdrant", "edge"}:
+        parser.error(f"unknown backend(s) {', '.join(sorted(unknown))}; choose mirror, qdrant, edge")
+    searched = {b: edge_copy(store, settings) if b == "edge" else store for b in backends}
     systems = [("bm25", "bm25", settings), ("dense", "dense", settings),
                (f"hybrid (BM25 weight {settings.bm25_weight:g})", "hybrid", settings)] + [
         (f"hybrid, BM25 weight {w:g}", "hybrid", dataclasses.replace(settings, bm25_weight=w)) for w in other_weights]
     compared: dict[str, dict[str, tuple[dict[str, float], list[float]]]] = {}
     for backend in backends:
         for name, mode, system_settings in systems:
-            pipeline = build_retrieval_pipeline(store, dataclasses.replace(system_settings, search_backend=backend),
+            pipeline = build_retrieval_pipeline(searched[backend],
+                                                dataclasses.replace(system_settings, search_backend=backend),
                                                 mode=mode, top_k=100)
             pipeline.warm_up()
             retrieve(pipeline, ["预热"], top_k=100)  # first-query costs (jieba dictionary, mirror load) not timed
@@ -203,16 +223,20 @@ def main() -> None:
             metrics, latencies, _ = evaluate(pipeline, sample)
             rerank_lines.append(row(name, metrics, latencies, len(sample)))
             print(rerank_lines[-1])
+    for backend_store in {id(s): s for s in searched.values()}.values():
+        if backend_store is not store:
+            backend_store.close()
     store.close()
     cv_part = cross_validated(settings, args.queries, args.limit, args.weights) if args.folds else "not run"
 
     header = "| system | queries | " + " | ".join(COLUMNS) + " | p50 ms | p95 ms |\n|" + "---|" * (len(COLUMNS) + 4)
     backend_part = f"""
-## Search backends: the in-process mirror and Qdrant's own search
+## Search backends: {', '.join(backends)}
 
-The same store and queries; `mirror` searches an in-process copy of the collection, `qdrant` sends every search to
-Qdrant (here qdrant-client's local mode, which answers the same queries as a server but scores sparse vectors in
-Python: its latency is not a server's).
+The same articles and queries; `mirror` searches an in-process copy of the collection, `qdrant` sends every search to
+Qdrant through qdrant-client (here its local mode, which answers the same queries as a server but scores sparse
+vectors in Python: its latency is not a server's), `edge` runs Qdrant's engine in-process on a Qdrant Edge copy of
+the store (vectors copied, nothing re-embedded). Δ: against the first backend.
 
 {compare_backends(compared)}
 """ if len(backends) > 1 else ""

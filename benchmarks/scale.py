@@ -1,5 +1,7 @@
 """Scale benchmark: store size, build throughput, process memory and query latency at growing collection sizes, on
-both search backends (`document_store.search_backend`: the in-process mirror and Qdrant's own search).
+each search backend (`document_store.search_backend`: the in-process mirror and Qdrant's own search over a
+qdrant-client local-mode store, and Qdrant's engine in-process over a Qdrant Edge shard, whose HNSW recall against
+its exact search is measured for a sweep of ``hnsw_ef``).
 
 The first size is the real corpus (every current article, with the dense vectors of the benchmark store built by
 benchmarks/indexing.py). Larger sizes add synthetic articles made by recombining real ones: the first half of one
@@ -12,7 +14,8 @@ Each (size, backend) is measured in a fresh child process: RSS after the query e
 is opened, after the backend is warmed up, and after the queries; latency per query of BM25, dense, hybrid and an
 exact citation through the retrieval pipeline. Stores are kept under ``DATA_DIR/scale`` and reused.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 23490,100000] [--queries 20] [--max-minutes 40]
+    .venv/bin/python benchmarks/scale.py [--sizes 23490,100000] [--queries 20] [--max-minutes 40] \
+        [--backends mirror,qdrant,edge]
 """
 
 from __future__ import annotations
@@ -47,15 +50,19 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
+from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import qdrant_client_of
 from helpers.chinese_numerals import int_to_cn
 from helpers.sparse_terms import bm25_vector
+from helpers.statute_versions import version_filter
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 from pipelines.stores import open_document_store
 
 MIB = 1024 * 1024
 PER_LAW = 100
-BACKENDS = ("mirror", "qdrant")
+BACKENDS = ("mirror", "qdrant", "edge")
+EDGE_HNSW_M = 16  # the Edge store's HNSW graph (built by the engine's optimizer after the writes)
+EF_SWEEP = (16, 32, 64, 128, 256)  # hnsw_ef values whose recall against the exact search is measured
 
 
 def real_articles(settings: Settings) -> list[Document]:
@@ -94,13 +101,9 @@ def synthetic(real: list[Document], count: int, seed: int = 0) -> list[Document]
     return out
 
 
-def build(path: Path, size: int, real: list[Document], settings: Settings) -> dict[str, float]:
-    """A store of ``size`` articles at ``path`` (reused when it already holds them)."""
-    location = dataclasses.replace(settings, qdrant_path=path, collection="scale")
-    marker = path / "built.json"
-    if marker.is_file() and json.loads(marker.read_text())["size"] == size:
-        return json.loads(marker.read_text())
-    shutil.rmtree(path, ignore_errors=True)
+def weighted(size: int, real: list[Document], settings: Settings) -> tuple[list[Document], float]:
+    """``size`` articles (the real ones first, then synthetic) with their BM25 weights, and the seconds the
+    weighting took."""
     docs = real[:size] + synthetic(real, max(0, size - len(real)))
     encoder = JiebaBM25DocumentEncoder(k1=settings.bm25_k1, b=settings.bm25_b)
     started = time.perf_counter()
@@ -108,20 +111,41 @@ def build(path: Path, size: int, real: list[Document], settings: Settings) -> di
     avgdl = sum(sum(c.values()) for c in counts) / len(counts)
     docs = [dataclasses.replace(d, sparse_embedding=bm25_vector(c, avgdl, encoder.k1, encoder.b))
             for d, c in zip(docs, counts, strict=True)]
-    weighting_s = time.perf_counter() - started
-    store = open_document_store(location)
+    return docs, time.perf_counter() - started
+
+
+def build(path: Path, size: int, real: list[Document], settings: Settings, edge: bool) -> dict[str, float]:
+    """A store of ``size`` articles at ``path``: qdrant-client's local mode, or with ``edge`` a Qdrant Edge shard
+    with an HNSW graph (built by the engine's optimizer, timed apart); reused when it already holds them."""
+    marker = path / "built.json"
+    if marker.is_file() and json.loads(marker.read_text())["size"] == size:
+        return json.loads(marker.read_text())
+    shutil.rmtree(path, ignore_errors=True)
+    docs, weighting_s = weighted(size, real, settings)
+    index_s = 0.0
     started = time.perf_counter()
-    writer = QdrantPointWriter(document_store=store)
-    for start in range(0, len(docs), 4096):
-        writer.run(documents=docs[start:start + 4096])
-    write_s = time.perf_counter() - started
+    if edge:
+        store = QdrantEdgeDocumentStore(path=str(path / "shard"), embedding_dim=settings.embedding_dim,
+                                        hnsw_m=EDGE_HNSW_M, write_batch_size=1024)
+        store.write_documents(docs)
+        write_s = time.perf_counter() - started
+        started = time.perf_counter()
+        store.shard.optimize()
+        index_s = time.perf_counter() - started
+    else:
+        store = open_document_store(dataclasses.replace(settings, qdrant_path=path, collection="scale"))
+        writer = QdrantPointWriter(document_store=store)
+        for start in range(0, len(docs), 4096):
+            writer.run(documents=docs[start:start + 4096])
+        write_s = time.perf_counter() - started
     stored = store.count_documents()
     store.close()
     sparse_nnz = statistics.mean(len(d.sparse_embedding.indices) for d in docs if d.sparse_embedding)
     payload = statistics.mean(len(json.dumps({"content": d.content, "meta": d.meta}, ensure_ascii=False).encode())
                               for d in docs)
     disk = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-    built = {"size": stored, "weighting_s": weighting_s, "write_s": write_s, "disk_bytes": disk,
+    built = {"size": stored, "store": "Qdrant Edge" if edge else "local mode", "weighting_s": weighting_s,
+             "write_s": write_s, "index_s": index_s, "disk_bytes": disk,
              "sparse_nnz": sparse_nnz, "payload_bytes": payload, "dense_bytes": 4 * len(docs[0].embedding)}
     marker.write_text(json.dumps(built))
     return built
@@ -136,7 +160,10 @@ def measure(path: Path, backend: str, queries: list[str]) -> dict:
     settings = dataclasses.replace(bench_settings(), qdrant_path=path, collection="scale", search_backend=backend)
     memory = {"start": rss()}
     started = time.perf_counter()
-    store = open_document_store(settings)
+    store = (QdrantEdgeDocumentStore(path=str(path / "shard"), embedding_dim=settings.embedding_dim)
+             if backend == "edge" else open_document_store(settings))
+    if backend == "edge":
+        store.count_documents()  # opens the shard
     memory["store_opened"], open_s = rss(), time.perf_counter() - started
     pipelines = {mode: build_retrieval_pipeline(store, settings, mode=mode, top_k=10)
                  for mode in ("bm25", "dense", "hybrid")}
@@ -168,21 +195,49 @@ def measure(path: Path, backend: str, queries: list[str]) -> dict:
         cited += bool(docs and "citation" in docs[0].meta["retrieval"]["paths"])
     memory["after_queries"] = rss()
     memory["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    sweep = hnsw_sweep(store, pipelines["dense"].get_component("dense").embedder, queries) if backend == "edge" \
+        else {}
     store.close()
-    return {"memory": memory, "open_s": open_s, "warm_s": warm_s, "latency": latency, "cited": cited}
+    return {"memory": memory, "open_s": open_s, "warm_s": warm_s, "latency": latency, "cited": cited,
+            "hnsw": sweep}
+
+
+def hnsw_sweep(store: QdrantEdgeDocumentStore, embedder, queries: list[str]) -> dict[str, dict[str, float]]:
+    """For each ``hnsw_ef``: recall@10 of the HNSW search against the exact one (same filter as the pipeline's:
+    articles in force) and its p50 / p95 ms, engine call only; ``exact`` likewise."""
+    current = version_filter(None)
+    vectors = [embedder.run(text=q)["embedding"] for q in queries]
+    exact, times = [], []
+    for v in vectors:
+        started = time.perf_counter()
+        exact.append({d.id for d in store.query_dense(v, top_k=10, filters=current, exact=True)})
+        times.append(1000 * (time.perf_counter() - started))
+    sweep = {"exact": {"recall": 1.0, "p50": percentile(times, 50), "p95": percentile(times, 95)}}
+    for ef in EF_SWEEP:
+        found, times = [], []
+        for v, truth in zip(vectors, exact, strict=True):
+            started = time.perf_counter()
+            ids = {d.id for d in store.query_dense(v, top_k=10, filters=current, hnsw_ef=ef)}
+            times.append(1000 * (time.perf_counter() - started))
+            found.append(len(ids & truth) / max(1, len(truth)))
+        sweep[str(ef)] = {"recall": statistics.mean(found), "p50": percentile(times, 50),
+                          "p95": percentile(times, 95)}
+    return sweep
 
 
 def report(rows: list[dict], args: argparse.Namespace) -> str:
-    build_lines = [("| articles | BM25 weighting s | write s | writes/s | disk MiB | bytes/article on disk | "
-                   "dense B | sparse terms | sparse B | payload B |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    build_lines = [("| articles | store | BM25 weighting s | write s | writes/s | HNSW build s | disk MiB | "
+                    "bytes/article on disk | dense B | sparse terms | sparse B | payload B |"),
+                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     seen = set()
     for r in rows:
         b = r["build"]
-        if b["size"] in seen:
+        if (b["size"], b.get("store")) in seen:
             continue
-        seen.add(b["size"])
+        seen.add((b["size"], b.get("store")))
         build_lines.append(
-            f"| {b['size']:,} | {b['weighting_s']:.0f} | {b['write_s']:.0f} | {b['size'] / b['write_s']:.0f} | "
+            f"| {b['size']:,} | {b.get('store', 'local mode')} | {b['weighting_s']:.0f} | {b['write_s']:.0f} | "
+            f"{b['size'] / b['write_s']:.0f} | {b.get('index_s', 0):.0f} | "
             f"{b['disk_bytes'] / MIB:.0f} | {b['disk_bytes'] / b['size']:.0f} | {b['dense_bytes']} | "
             f"{b['sparse_nnz']:.0f} | {8 * b['sparse_nnz']:.0f} | {b['payload_bytes']:.0f} |")
     run_lines = [("| articles | backend | open s | warm-up s | RSS at start MiB | + store opened | + embedder, jieba | "
@@ -197,11 +252,17 @@ def report(rows: list[dict], args: argparse.Namespace) -> str:
             f"{m['start']:.0f} | {m['store_opened'] - m['start']:+.0f} | {m['components_ready'] - m['store_opened']:+.0f} | "
             f"{m['backend_warm'] - m['components_ready']:+.0f} | {m['after_queries']:.0f} | {m['peak']:.0f} | {cells} | "
             f"{statistics.mean(lat['citation']):.0f} ({r['run']['cited']}/2 found) |")
+    sweep_lines = ["| articles | hnsw_ef | recall@10 vs exact | p50 ms | p95 ms |", "|---|---|---|---|---|"]
+    for r in rows:
+        for ef, m in r["run"].get("hnsw", {}).items():
+            sweep_lines.append(f"| {r['build']['size']:,} | {ef} | {m['recall']:.3f} | {m['p50']:.1f} | "
+                               f"{m['p95']:.1f} |")
     return f"""# Scale benchmark
 
 Command: `.venv/bin/python benchmarks/scale.py {' '.join(sys.argv[1:])}`
 Machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 1024 ** 3:.0f} GiB, Python {platform.python_version()}.
-Store: embedded Qdrant (qdrant-client local mode) on disk; {args.queries} STARD questions per size and backend,
+Stores: qdrant-client's local mode (backends mirror and qdrant) and a Qdrant Edge shard (backend edge), on disk;
+{args.queries} STARD questions per size and backend,
 through the Haystack retrieval pipeline (query embedding included), top 10.
 
 ## Building
@@ -220,6 +281,13 @@ every size), and when the search backend is first used (the mirror loads its own
 qdrant backend loads nothing). Peak includes the query embedder's loading.
 
 {chr(10).join(run_lines)}
+
+## Qdrant Edge: HNSW against exact search
+
+The Edge store's dense search (engine call, articles-in-force filter, top 10) with the HNSW graph (m =
+{EDGE_HNSW_M}) at each `hnsw_ef`, against the exact search over the same shard.
+
+{chr(10).join(sweep_lines) if len(sweep_lines) > 2 else "not run (no edge backend)"}
 """
 
 
@@ -229,6 +297,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--max-minutes", type=float, default=40.0, help="stop starting new sizes after this")
     parser.add_argument("--out", default="benchmarks/reports/scale.md")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated: mirror, qdrant, edge")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # child mode: PATH,BACKEND
     args = parser.parse_args()
     queries = [q["query"] for q in load_queries(str(DEFAULT_QUERIES))[: args.queries]]
@@ -236,6 +305,8 @@ def main() -> None:
         path, backend = args.measure.rsplit(",", 1)
         print(json.dumps(measure(Path(path), backend, queries)))
         return
+    if unknown := set(args.backends.split(",")) - set(BACKENDS):
+        parser.error(f"unknown backend(s) {', '.join(sorted(unknown))}; choose from {', '.join(BACKENDS)}")
     settings = bench_settings()
     deadline = time.monotonic() + 60 * args.max_minutes
     real = real_articles(settings)
@@ -245,10 +316,11 @@ def main() -> None:
         if time.monotonic() > deadline:
             print(f"time budget spent: {size} not run", flush=True)
             break
-        path = settings.data_dir / "scale" / str(size)
-        built = build(path, size, real, settings)
-        print(f"built {size}: {built}", flush=True)
-        for backend in BACKENDS:
+        for backend in args.backends.split(","):
+            edge = backend == "edge"
+            path = settings.data_dir / "scale" / (f"{size}-edge" if edge else str(size))
+            built = build(path, size, real, settings, edge)
+            print(f"built {size} ({built['store']}): {built}", flush=True)
             child = subprocess.run([sys.executable, __file__, "--queries", str(args.queries), "--measure",
                                     f"{path},{backend}"], capture_output=True, text=True, check=True)
             run = json.loads(child.stdout.strip().splitlines()[-1])

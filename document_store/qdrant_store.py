@@ -37,11 +37,15 @@ from qdrant_client.http.exceptions import ApiException, ResponseHandlingExceptio
 
 logger = logging.getLogger(__name__)
 
-# Keyword indexes for the filters we use (a server feature; the embedded mode scans instead).
+# Payload indexes for the filters we use (a server and Qdrant Edge use them; local mode scans instead). Every
+# search filters by ``meta.in_force`` (`helpers.statute_versions.version_filter`), an ``as_of`` date by the
+# validity bounds: without their indexes the engine reads every candidate's payload (Edge: 240 ms a query over
+# 24,000 articles instead of 6).
 PAYLOAD_INDEXES = [
     {"field_name": f"meta.{name}", "field_schema": "keyword"}
     for name in ("law", "source", "key", "status", "article_no")
-]
+] + [{"field_name": "meta.in_force", "field_schema": "bool"}] + [
+    {"field_name": f"meta.{name}", "field_schema": "integer"} for name in ("valid_from", "valid_to")]
 COLLECTION_NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 API_KEY_ENV = "QDRANT_API_KEY"
 REINDEX = "delete it and re-index with `python -m pipelines index`"

@@ -8,8 +8,11 @@ the laws present) with the same scores; they differ in where the work and the me
 - ``qdrant``: every search is a Qdrant query (qdrant-haystack's sparse and dense retrievers, a payload filter
   for citations, a facet for the law names); nothing is loaded, so a Qdrant server can hold collections far
   larger than one process, shared by many workers. Filters go to Qdrant on every path.
+- ``edge``: the same queries run by Qdrant's engine in this process, on a `QdrantEdgeDocumentStore` shard.
 
-``auto`` (the default) is ``qdrant`` for a Qdrant server (``QDRANT_URL``) and ``mirror`` for the embedded store.
+``auto`` (the default) is ``edge`` for an Edge store, ``qdrant`` for a Qdrant server (``QDRANT_URL``) and
+``mirror`` for a local-mode store. Citations and law names are answered by one piece of code for both Qdrant
+backends (`held_articles`, `LawNames`); only the call that reaches the engine differs.
 
 Usage::
 
@@ -39,6 +42,7 @@ from haystack_integrations.document_stores.qdrant.converters import convert_qdra
 from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
 
 from document_store.collection_mirror import RECHECK_SECONDS, mirror_for
+from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import qdrant_client_of
 from helpers.sparse_terms import query_vector
 from helpers.statute_labels import VERSION_SEP, key_law
@@ -47,12 +51,16 @@ LAW_FACET_LIMIT = 100_000  # distinct law names a knowledge base may hold
 MAX_VERSIONS = 8  # versions of one article a citation lookup reads before the filter picks one
 
 
+AnyStore = QdrantDocumentStore | QdrantEdgeDocumentStore
+
+
 class Backend(str, Enum):
     """The search backends; ``auto`` picks by the store (see the module docstring)."""
 
     AUTO = "auto"
     MIRROR = "mirror"
     QDRANT = "qdrant"
+    EDGE = "edge"
 
     @classmethod
     def parse(cls, name: str) -> Backend:
@@ -63,11 +71,16 @@ class Backend(str, Enum):
                              f"{', '.join(b.value for b in cls)}") from None
 
 
-def resolve_backend(store: QdrantDocumentStore, name: str) -> Backend:
-    """The backend ``name`` means for ``store``: ``auto`` is ``qdrant`` for a server, ``mirror`` otherwise."""
+def resolve_backend(store: AnyStore, name: str) -> Backend:
+    """The backend ``name`` means for ``store``: ``auto`` is ``edge`` for an Edge store, ``qdrant`` for a server,
+    ``mirror`` otherwise. An Edge store is searched by its engine only (a `ValueError` says so)."""
     backend = Backend.parse(name)
+    edge = isinstance(store, QdrantEdgeDocumentStore)
     if backend is Backend.AUTO:
-        return Backend.QDRANT if store.url else Backend.MIRROR
+        return Backend.EDGE if edge else Backend.QDRANT if store.url else Backend.MIRROR
+    if edge != (backend is Backend.EDGE):
+        raise ValueError(f"search backend {backend.value!r} cannot search "
+                         f"{'an Edge store' if edge else 'a qdrant-client store'}; use 'auto'")
     return backend
 
 
@@ -122,9 +135,7 @@ class QdrantSearch:
         self.store = store
         self._sparse = QdrantSparseEmbeddingRetriever(document_store=store)
         self._dense = QdrantEmbeddingRetriever(document_store=store)
-        self._laws: list[str] = []
-        self._laws_read: float | None = None  # when the law names were last read (monotonic seconds)
-        self._lock = threading.Lock()
+        self._laws = LawNames(self._law_facet)
 
     def warm_up(self) -> None:
         qdrant_client_of(self.store)
@@ -139,32 +150,82 @@ class QdrantSearch:
         return self._dense.run(query_embedding=embedding, top_k=top_k, filters=filters)["documents"]
 
     def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]:
-        keys = list(dict.fromkeys(keys))
-        if not keys:
-            return []
-        wanted: dict[str, Any] = {"operator": "OR", "conditions": [{"field": "meta.key", "operator": "in",
-                                                                   "value": keys}] + _version_conditions(keys)}
-        condition = {"operator": "AND", "conditions": [wanted, filters]} if filters else wanted
+        return held_articles(keys, filters, self._matching)
+
+    def _matching(self, filters: dict[str, Any], limit: int) -> list[Document]:
         points = qdrant_client_of(self.store).query_points(
-            self.store.index, query_filter=convert_filters_to_qdrant(condition), limit=MAX_VERSIONS * len(keys),
-            with_payload=True, with_vectors=False,
-        ).points
-        by_key: dict[str, Document] = {}
-        for doc in (convert_qdrant_point_to_haystack_document(p, use_sparse_embeddings=True) for p in points):
-            key = str(doc.meta.get("key", "")).split(VERSION_SEP)[0]
-            if key not in by_key or doc.meta.get("key") == key:  # the in-force version first
-                by_key[key] = doc
-        return [replace(by_key[key], score=None) for key in keys if key in by_key]
+            self.store.index, query_filter=convert_filters_to_qdrant(filters), limit=limit, with_payload=True,
+            with_vectors=False).points
+        return [convert_qdrant_point_to_haystack_document(p, use_sparse_embeddings=True) for p in points]
 
     def laws(self) -> list[str]:
-        """Distinct law names, from a facet on the payload index (re-read every few seconds)."""
+        return self._laws.names()
+
+    def _law_facet(self) -> list[str]:
+        hits = qdrant_client_of(self.store).facet(self.store.index, key="meta.law", limit=LAW_FACET_LIMIT,
+                                                  exact=True).hits
+        return [str(hit.value) for hit in hits]
+
+
+class EdgeSearch:
+    """Searches a `QdrantEdgeDocumentStore` with Qdrant's engine in-process: the same queries as `QdrantSearch`
+    (BM25 as a sparse query with the engine's IDF, dense nearest neighbours, citations by payload, law names by
+    a facet)."""
+
+    def __init__(self, store: QdrantEdgeDocumentStore) -> None:
+        self.store = store
+        self._laws = LawNames(lambda: store.facet("meta.law", LAW_FACET_LIMIT))
+
+    def warm_up(self) -> None:
+        self.store.count_documents()  # opens the shard (a second owner gets StoreLockedError here)
+
+    def bm25(self, terms: list[str], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
+        vector = query_vector(terms)
+        return self.store.query_sparse(vector, top_k=top_k, filters=filters) if vector is not None else []
+
+    def dense(self, embedding: list[float], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
+        return self.store.query_dense(embedding, top_k=top_k, filters=filters)
+
+    def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]:
+        return held_articles(keys, filters, lambda condition, limit: self.store.filter_documents(condition, limit))
+
+    def laws(self) -> list[str]:
+        return self._laws.names()
+
+
+class LawNames:
+    """The distinct law names of a knowledge base, read by ``facet`` and re-read every few seconds."""
+
+    def __init__(self, facet: Callable[[], list[str]]) -> None:
+        self._facet = facet
+        self._names: list[str] = []
+        self._read: float | None = None  # when the names were last read (monotonic seconds)
+        self._lock = threading.Lock()
+
+    def names(self) -> list[str]:
         with self._lock:
-            if self._laws_read is None or time.monotonic() - self._laws_read > RECHECK_SECONDS:
-                hits = qdrant_client_of(self.store).facet(self.store.index, key="meta.law", limit=LAW_FACET_LIMIT,
-                                                          exact=True).hits
-                self._laws = sorted(str(hit.value) for hit in hits)
-                self._laws_read = time.monotonic()
-            return self._laws
+            if self._read is None or time.monotonic() - self._read > RECHECK_SECONDS:
+                self._names = sorted(self._facet())
+                self._read = time.monotonic()
+            return self._names
+
+
+def held_articles(keys: list[str], filters: dict[str, Any] | None,
+                  matching: Callable[[dict[str, Any], int], list[Document]]) -> list[Document]:
+    """The articles ``keys`` name, in that order (the in-force version where several are held), from
+    ``matching(filter, limit)``: the documents a payload filter selects in a Qdrant backend."""
+    keys = list(dict.fromkeys(keys))
+    if not keys:
+        return []
+    wanted: dict[str, Any] = {"operator": "OR", "conditions": [{"field": "meta.key", "operator": "in",
+                                                               "value": keys}] + _version_conditions(keys)}
+    condition = {"operator": "AND", "conditions": [wanted, filters]} if filters else wanted
+    by_key: dict[str, Document] = {}
+    for doc in matching(condition, MAX_VERSIONS * len(keys)):
+        key = str(doc.meta.get("key", "")).split(VERSION_SEP)[0]
+        if key not in by_key or doc.meta.get("key") == key:  # the in-force version first
+            by_key[key] = doc
+    return [replace(by_key[key], score=None) for key in keys if key in by_key]
 
 
 def _version_conditions(keys: list[str]) -> list[dict[str, Any]]:
@@ -202,9 +263,12 @@ def shown_as_amended(search: Search, documents: list[Document], filters: dict[st
     return shown
 
 
-def open_search(store: QdrantDocumentStore, name: str = "auto") -> Search:
-    """The `Search` for ``store`` by backend name (``auto`` | ``mirror`` | ``qdrant``)."""
-    return QdrantSearch(store) if resolve_backend(store, name) is Backend.QDRANT else MirrorSearch(store)
+def open_search(store: AnyStore, name: str = "auto") -> Search:
+    """The `Search` for ``store`` by backend name (``auto`` | ``mirror`` | ``qdrant`` | ``edge``)."""
+    backend = resolve_backend(store, name)
+    if backend is Backend.EDGE:
+        return EdgeSearch(store)
+    return QdrantSearch(store) if backend is Backend.QDRANT else MirrorSearch(store)
 
 
 class SearchingComponent:

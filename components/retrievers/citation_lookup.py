@@ -33,7 +33,7 @@ class CitationLookup(SearchingComponent):
     knowledge base (or the ``law`` filter) leaves a single law.
 
     :param document_store: the store written by the indexing pipeline.
-    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` (a payload filter on ``meta.key`` in Qdrant).
+    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` | ``edge`` (a payload filter on ``meta.key`` in Qdrant).
     """
 
     def __init__(self, document_store: QdrantDocumentStore, search_backend: str = "auto") -> None:

@@ -34,7 +34,7 @@ class DenseRetriever(SearchingComponent):
     :param embedder: a text embedder configured like the indexing side's document embedder.
     :param top_k: documents per query.
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
-    :param search_backend: ``auto`` | ``mirror`` | ``qdrant``.
+    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server, else mirror).
     """
 
     def __init__(

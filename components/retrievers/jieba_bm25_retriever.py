@@ -40,7 +40,7 @@ class JiebaBM25Retriever(SearchingComponent):
     :param char_ngrams: character n-gram sizes indexed besides the words (default unigrams and bigrams;
         ``[]`` = words only; must match the document encoder's).
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
-    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` (``auto``: qdrant for a server, else mirror).
+    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server, else mirror).
     """
 
     def __init__(

@@ -15,8 +15,10 @@ from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
+from document_store.edge_migration import copy_into_edge
+from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import qdrant_client_of
-from document_store.search_backend import open_search
+from document_store.search_backend import EdgeSearch, open_search
 from harness.openai_server import ScriptedOpenAIServer
 from helpers.jieba_tokenizer import JiebaTokenizer, term_id
 from helpers.statute_labels import article_no
@@ -32,25 +34,38 @@ def keys(docs):
     return [d.meta["key"] for d in docs]
 
 
-@pytest.fixture(params=["mirror", "qdrant"])
+@pytest.fixture(params=["mirror", "qdrant", "edge"])
 def backend(request) -> str:
-    """Every retrieval test runs on both search backends: the in-process mirror and Qdrant's own search."""
+    """Every retrieval test runs on every search backend: the in-process mirror, Qdrant's own search through
+    qdrant-client, and Qdrant's engine in-process (Qdrant Edge)."""
     return request.param
 
 
-def test_bm25_path(fixture_store, backend):
-    out = JiebaBM25Retriever(document_store=fixture_store, top_k=3, search_backend=backend).run(queries=["机动车停放", "撤回同意"])
+@pytest.fixture
+def store(fixture_store, backend, tmp_path):
+    """The fixture store, or for ``edge`` its copy in a Qdrant Edge shard (vectors copied, nothing re-embedded)."""
+    if backend != "edge":
+        yield fixture_store
+        return
+    edge = QdrantEdgeDocumentStore(path=str(tmp_path / "edge"))
+    assert copy_into_edge(fixture_store, edge) == fixture_store.count_documents()
+    yield edge
+    edge.close()
+
+
+def test_bm25_path(store, backend):
+    out = JiebaBM25Retriever(document_store=store, top_k=3, search_backend=backend).run(queries=["机动车停放", "撤回同意"])
     assert keys(out["rankings"][0].documents)[0] == f"{LAW_B}第一条"
     assert keys(out["rankings"][1].documents)[0] == f"{LAW_A}第三条"
     assert out["documents"] == out["rankings"][0].documents
     assert all(r.path == "bm25" for r in out["rankings"])
 
 
-def test_bm25_character_ngrams_match_where_words_do_not(fixture_store, backend):
+def test_bm25_character_ngrams_match_where_words_do_not(store, backend):
     # “停车” is one jieba word; the statute says “停放”: only the shared character “停” connects them
-    words_only = JiebaBM25Retriever(document_store=fixture_store, top_k=3, char_ngrams=[], search_backend=backend)
+    words_only = JiebaBM25Retriever(document_store=store, top_k=3, char_ngrams=[], search_backend=backend)
     assert words_only.run(queries=["停车"])["documents"] == []
-    out = JiebaBM25Retriever(document_store=fixture_store, top_k=3, search_backend=backend).run(queries=["停车"])
+    out = JiebaBM25Retriever(document_store=store, top_k=3, search_backend=backend).run(queries=["停车"])
     assert keys(out["documents"])[0] == f"{LAW_B}第一条"
 
 
@@ -62,8 +77,8 @@ def test_tokenizer_adds_marked_character_ngrams():
         JiebaTokenizer(char_ngrams=(0,))
 
 
-def test_dense_path(fixture_store, settings, backend):
-    retriever = DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=2,
+def test_dense_path(store, settings, backend):
+    retriever = DenseRetriever(document_store=store, embedder=text_embedder(settings), top_k=2,
                                search_backend=backend)
     retriever.warm_up()
     out = retriever.run(queries=["汽车可以随便停吗"])
@@ -71,8 +86,8 @@ def test_dense_path(fixture_store, settings, backend):
 
 
 @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
-def test_filters_apply_on_every_path(fixture_store, settings, mode, backend):
-    pipeline = build_retrieval_pipeline(fixture_store, replace(settings, search_backend=backend), mode=mode, top_k=10)
+def test_filters_apply_on_every_path(store, settings, mode, backend):
+    pipeline = build_retrieval_pipeline(store, replace(settings, search_backend=backend), mode=mode, top_k=10)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["处理个人信息应当取得同意", "第一条"], filters=ONLY_B)
     assert docs and {d.meta["law"] for d in docs} == {LAW_B}
@@ -87,23 +102,23 @@ def test_filters_apply_on_every_path(fixture_store, settings, mode, backend):
      ("第二条", []),  # two laws in the knowledge base: a bare article number is ambiguous
      ("不存在的法第一条", [])],
 )
-def test_exact_citation_lookup(fixture_store, query, expected, backend):
-    assert keys(CitationLookup(document_store=fixture_store, search_backend=backend).find(query)) == expected
+def test_exact_citation_lookup(store, query, expected, backend):
+    assert keys(CitationLookup(document_store=store, search_backend=backend).find(query)) == expected
 
 
-def test_bare_article_number_resolves_with_a_law_filter(fixture_store, backend):
-    lookup = CitationLookup(document_store=fixture_store, search_backend=backend)
+def test_bare_article_number_resolves_with_a_law_filter(store, backend):
+    lookup = CitationLookup(document_store=store, search_backend=backend)
     assert keys(lookup.find("第2条", ONLY_B)) == [f"{LAW_B}第二条"]
 
 
-def test_an_explicit_citation_outside_the_filter_is_not_returned(fixture_store, settings, backend):
+def test_an_explicit_citation_outside_the_filter_is_not_returned(store, settings, backend):
     """Issue 19, bug 4: the lookup ignored filters, and its path weight put the cited article first anyway."""
     cited = "示例信息保护法第十三条是什么"
-    lookup = CitationLookup(document_store=fixture_store, search_backend=backend)
+    lookup = CitationLookup(document_store=store, search_backend=backend)
     assert keys(lookup.find(cited, ONLY_B)) == []
     in_law_a = {"field": "meta.law", "operator": "==", "value": LAW_A}
     assert keys(lookup.find(cited, in_law_a)) == [f"{LAW_A}第十三条"]
-    pipeline = build_retrieval_pipeline(fixture_store, replace(settings, search_backend=backend), top_k=10)
+    pipeline = build_retrieval_pipeline(store, replace(settings, search_backend=backend), top_k=10)
     pipeline.warm_up()
     assert {d.meta["law"] for d in retrieve(pipeline, [cited], filters=ONLY_B)} <= {LAW_B}
 
@@ -113,8 +128,8 @@ def test_article_no_normalisation():
     assert article_no("十三", "一") == "第十三条之一"
 
 
-def test_citation_is_placed_first_in_the_pipeline(fixture_store, settings, backend):
-    pipeline = build_retrieval_pipeline(fixture_store, replace(settings, search_backend=backend), mode="hybrid",
+def test_citation_is_placed_first_in_the_pipeline(store, settings, backend):
+    pipeline = build_retrieval_pipeline(store, replace(settings, search_backend=backend), mode="hybrid",
                                         top_k=3)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["示例交通法第2条讲了什么"])
@@ -122,7 +137,7 @@ def test_citation_is_placed_first_in_the_pipeline(fixture_store, settings, backe
     assert "citation" in docs[0].meta["retrieval"]["paths"]
 
 
-def test_bm25_scores_are_lucene_bm25_on_both_backends(fixture_store, settings):
+def test_bm25_scores_are_lucene_bm25_on_every_backend(fixture_store, settings, tmp_path):
     """Score = Σ idf · count · tf(k1+1)/(tf + k1(1 − b + b·dl/avgdl)), computed here from the raw text."""
     encoder_terms = JiebaTokenizer(mode="search")
     docs = sorted(fixture_store.filter_documents(), key=lambda d: d.meta["key"])
@@ -141,9 +156,21 @@ def test_bm25_scores_are_lucene_bm25_on_both_backends(fixture_store, settings):
 
     matching = {k: expected(k) for k in counts if expected(k) > 0}
     assert len(matching) >= 5
-    for name in ("mirror", "qdrant"):
-        hits = open_search(fixture_store, name).bm25(terms, top_k=len(docs))
+    edge = QdrantEdgeDocumentStore(path=str(tmp_path / "edge"))
+    copy_into_edge(fixture_store, edge)
+    for searched, name in ((fixture_store, "mirror"), (fixture_store, "qdrant"), (edge, "edge")):
+        hits = open_search(searched, name).bm25(terms, top_k=len(docs))
         assert {d.meta["key"]: d.score for d in hits} == pytest.approx(matching, rel=1e-5)
+    edge.close()
+
+
+def test_an_edge_store_is_searched_by_its_engine_only(fixture_store, tmp_path):
+    edge = QdrantEdgeDocumentStore(path=str(tmp_path / "edge"))
+    assert isinstance(open_search(edge, "auto"), EdgeSearch)
+    with pytest.raises(ValueError, match="cannot search an Edge store"):
+        open_search(edge, "mirror")
+    with pytest.raises(ValueError, match="cannot search a qdrant-client store"):
+        open_search(fixture_store, "edge")
 
 
 def test_qdrant_backend_never_scrolls_the_collection(fixture_store, settings, monkeypatch):

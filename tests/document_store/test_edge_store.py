@@ -173,3 +173,48 @@ def test_writes_in_batches_survive_a_reopen(tmp_path: Path) -> None:
     assert store.count_documents() == 21
     assert {d.id for d in store.get_documents_by_id(["d0", "d2"])} == {"d2"}
     store.close()
+
+
+def test_boolean_conditions_match(tmp_path: Path) -> None:
+    """``in_force != False`` (every search's version filter) drops superseded versions and keeps unversioned
+    documents; ``== True`` keeps only those marked in force. Read back, the meta is as written."""
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4)
+    docs = [Document(id="now", content="a", meta={"in_force": True}, embedding=[1.0, 0, 0, 0]),
+            Document(id="old", content="b", meta={"in_force": False}, embedding=[1.0, 0.1, 0, 0]),
+            Document(id="file", content="c", meta={"law": "手册"}, embedding=[1.0, 0.2, 0, 0])]
+    store.write_documents(docs)
+    current = {"field": "meta.in_force", "operator": "!=", "value": False}
+    assert {d.id for d in store.filter_documents(current)} == {"now", "file"}
+    assert {d.id for d in store.query_dense([1.0, 0, 0, 0], top_k=3, filters=current)} == {"now", "file"}
+    assert [d.id for d in store.filter_documents({"field": "meta.in_force", "operator": "==", "value": True})] \
+        == ["now"]
+    assert _stripped(store.filter_documents()) == _stripped(docs)
+    store.close()
+
+
+def test_canary_the_binding_still_cannot_match_booleans(tmp_path: Path) -> None:
+    """When this fails, qdrant-edge-py matches booleans itself: drop BOOL_TWINS from document_store/edge_store.py."""
+    import qdrant_edge as edge
+
+    shard = edge.EdgeShard.create(str(tmp_path / "raw"), edge.EdgeConfig(
+        vectors={"d": edge.EdgeVectorParams(size=2, distance=edge.Distance.Cosine)}))
+    shard.update(edge.UpdateOperation.upsert_points([edge.Point(1, {"d": [1.0, 0.0]}, {"f": True})]))
+    matched = shard.count(edge.CountRequest(exact=True, filter=edge.Filter(
+        must=[edge.FieldCondition("f", match=edge.MatchValue(True))])))
+    shard.close()
+    assert matched == 0
+
+
+def test_searches_never_return_a_stale_cached_document(tmp_path: Path) -> None:
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4, cache_size=2)
+    docs = [Document(id=f"d{i}", content=f"旧{i}", embedding=[1.0, 0.1 * i, 0, 0]) for i in range(3)]
+    store.write_documents(docs)
+    assert [d.content for d in store.query_dense([1.0, 0, 0, 0], top_k=3)] == ["旧0", "旧1", "旧2"]
+    store.write_documents([Document(id="d1", content="新1", embedding=[1.0, 0.1, 0, 0])],
+                          policy=DuplicatePolicy.OVERWRITE)
+    store.delete_documents(["d2"])
+    again = store.query_dense([1.0, 0, 0, 0], top_k=3)
+    assert [d.content for d in again] == ["旧0", "新1"]
+    assert all(d.score is not None and d.score > 0.9 for d in again)
+    assert len(store._documents) <= 2  # bounded
+    store.close()

@@ -93,6 +93,7 @@ def test_server_store_carries_key_timeout_shards_and_hnsw():
     assert params["hnsw_config"] == {"m": 0, "ef_construct": 50}
     indexed = {index["field_name"]: index["field_schema"] for index in params["payload_fields_to_index"]}
     assert indexed["meta.article_no"] == "keyword" and indexed["meta.law"] == "keyword"
+    assert indexed["meta.in_force"] == "bool" and indexed["meta.valid_to"] == "integer"  # every search's version filter
     assert QdrantDocumentStore.from_dict(store.to_dict()).api_key == store.api_key  # the key is never serialised
 
 
