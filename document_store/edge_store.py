@@ -39,7 +39,6 @@ from haystack import Document, default_from_dict, default_to_dict, logging
 from haystack.dataclasses import SparseEmbedding
 from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
-from haystack.utils.filters import FilterError
 from haystack_integrations.document_stores.qdrant.converters import (
     DENSE_VECTORS_NAME,
     SPARSE_VECTORS_NAME,
@@ -47,9 +46,9 @@ from haystack_integrations.document_stores.qdrant.converters import (
     convert_id,
     convert_qdrant_point_to_haystack_document,
 )
-from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
 from qdrant_client.http import models as rest
 
+from document_store.edge_filters import BOOL_TWINS, bool_twin, edge_filter, qdrant_filter
 from document_store.qdrant_store import PAYLOAD_INDEXES, StoreLockedError
 
 logger = logging.getLogger(__name__)
@@ -58,11 +57,6 @@ SCROLL_PAGE = 1_000
 CONFIG_FILE = "edge_config.json"  # what Edge writes beside segments/ and wal/
 LOCKED_MARK = "WouldBlock"  # Edge's message when another owner holds the shard's write-ahead log
 INDEX_TYPES = {"keyword": edge.PayloadSchemaType.Keyword, "integer": edge.PayloadSchemaType.Integer}
-# qdrant-edge-py 0.9.0 turns a Python bool in MatchValue into an integer, so no condition ever matches a boolean
-# payload value (`in_force != False` would keep superseded versions). Each boolean of ``meta`` is therefore also
-# stored as 0/1 under this payload key, conditions on it are matched there, and it is dropped when read back.
-# tests/document_store/test_edge_store.py has a canary that fails once the binding matches booleans itself.
-BOOL_TWINS = "_edge_bool"
 HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: a filtered search over fewer vectors' kilobytes scans exactly
 
 
@@ -143,8 +137,8 @@ class QdrantEdgeDocumentStore:
         indexed = set(shard.info().payload_schema)
         for index in PAYLOAD_INDEXES:  # a shard made before an index was added gets it now
             field, schema = index["field_name"], index["field_schema"]
-            if schema == "bool":  # booleans are matched through their integer twins (see BOOL_TWINS)
-                field, schema = _bool_twin(field), "integer"
+            if schema == "bool":  # booleans are matched through their integer twins (edge_filters.BOOL_TWINS)
+                field, schema = bool_twin(field), "integer"
             if field not in indexed:
                 shard.update(edge.UpdateOperation.create_field_index(field, INDEX_TYPES[schema]))
         return shard
@@ -325,79 +319,3 @@ def _edge_point(point: rest.PointStruct) -> edge.Point:
     if twins:
         payload[BOOL_TWINS] = twins
     return edge.Point(point.id, vector, payload)
-
-
-def _bool_twin(key: str) -> str:
-    if not key.startswith("meta.") or "." in key[len("meta."):]:
-        raise FilterError(f"the Edge store can match booleans of top-level meta fields only, not {key!r}")
-    return f"{BOOL_TWINS}.{key[len('meta.'):]}"
-
-
-def qdrant_filter(filters: dict[str, Any] | None) -> rest.Filter | None:
-    """Haystack filters as qdrant-client's filter models, by qdrant-haystack's converter; a ``NOT`` of several
-    conditions is first made ``NOT (AND …)``, as Haystack defines it (the converter alone gives "none of them")."""
-    if filters and "operator" not in filters:
-        raise FilterError("a filter needs a top-level 'operator' (see "
-                          "https://docs.haystack.deepset.ai/docs/metadata-filtering)")
-    return convert_filters_to_qdrant(_not_of_all(filters) if filters else None)
-
-
-def _not_of_all(item: dict[str, Any]) -> dict[str, Any]:
-    conditions = item.get("conditions")
-    if not isinstance(conditions, list):
-        return item
-    conditions = [_not_of_all(c) for c in conditions]
-    if item["operator"] == "NOT" and len(conditions) > 1:
-        conditions = [{"operator": "AND", "conditions": conditions}]
-    return {**item, "conditions": conditions}
-
-
-def edge_filter(condition: Any) -> Any:
-    """qdrant-client's filter models (what `convert_filters_to_qdrant` builds) as Edge's, one to one."""
-    if condition is None:
-        return None
-    if isinstance(condition, rest.Filter):
-        if condition.min_should is not None:
-            raise FilterError("min_should filters are not supported by the Edge store")
-        parts = {name: [edge_filter(c) for c in _as_list(getattr(condition, name))] or None
-                 for name in ("must", "should", "must_not")}
-        return edge.Filter(**parts)
-    if isinstance(condition, rest.FieldCondition):
-        if isinstance(condition.match, rest.MatchValue) and isinstance(condition.match.value, bool):
-            return edge.FieldCondition(_bool_twin(condition.key), match=edge.MatchValue(int(condition.match.value)))
-        return edge.FieldCondition(condition.key, match=_match(condition.match), range=_range(condition.range))
-    if isinstance(condition, rest.IsEmptyCondition):
-        return edge.IsEmptyCondition(condition.is_empty.key)
-    if isinstance(condition, rest.IsNullCondition):
-        return edge.IsNullCondition(condition.is_null.key)
-    if isinstance(condition, rest.HasIdCondition):
-        return edge.HasIdCondition(set(condition.has_id))
-    raise FilterError(f"the Edge store cannot filter by {type(condition).__name__}")
-
-
-def _as_list(value: Any) -> list:
-    return [] if value is None else value if isinstance(value, list) else [value]
-
-
-def _match(match: Any) -> Any:
-    if match is None:
-        return None
-    if isinstance(match, rest.MatchValue):
-        return edge.MatchValue(match.value)
-    if isinstance(match, rest.MatchAny):
-        return edge.MatchAny(list(match.any))
-    if isinstance(match, rest.MatchExcept):
-        return edge.MatchExcept(list(match.except_))
-    raise FilterError(f"the Edge store cannot match by {type(match).__name__}")
-
-
-def _range(value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, rest.DatetimeRange):
-        return edge.RangeDateTime(**{k: None if v is None else v.isoformat()
-                                     for k, v in (("gte", value.gte), ("gt", value.gt), ("lte", value.lte),
-                                                  ("lt", value.lt))})
-    if isinstance(value, rest.Range):
-        return edge.RangeFloat(gte=value.gte, gt=value.gt, lte=value.lte, lt=value.lt)
-    raise FilterError(f"the Edge store cannot filter by the range {type(value).__name__}")

@@ -18,7 +18,8 @@ from haystack.utils.filters import FilterError
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client.http import models as rest
 
-from document_store.edge_store import QdrantEdgeDocumentStore, edge_filter
+from document_store.edge_filters import edge_filter
+from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import StoreLockedError
 
 
@@ -193,7 +194,7 @@ def test_boolean_conditions_match(tmp_path: Path) -> None:
 
 
 def test_canary_the_binding_still_cannot_match_booleans(tmp_path: Path) -> None:
-    """When this fails, qdrant-edge-py matches booleans itself: drop BOOL_TWINS from document_store/edge_store.py."""
+    """When this fails, qdrant-edge-py matches booleans itself: drop BOOL_TWINS from document_store/edge_filters.py."""
     import qdrant_edge as edge
 
     shard = edge.EdgeShard.create(str(tmp_path / "raw"), edge.EdgeConfig(

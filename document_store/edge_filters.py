@@ -1,0 +1,102 @@
+"""Haystack filters for Qdrant Edge: qdrant-haystack's conversion, then Edge's filter classes one to one.
+
+`qdrant_filter` turns Haystack filters into qdrant-client's models with qdrant-haystack's `convert_filters_to_qdrant`
+(the server path's own converter), after making a ``NOT`` of several conditions ``NOT (AND …)`` as Haystack defines
+it; `edge_filter` maps those models onto `qdrant_edge`'s. A condition Edge has no twin for is a `FilterError`.
+
+Usage::
+
+    from document_store.edge_filters import edge_filter, qdrant_filter
+    condition = edge_filter(qdrant_filter({"field": "meta.law", "operator": "==", "value": "民法典"}))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import qdrant_edge as edge
+from haystack.utils.filters import FilterError
+from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
+from qdrant_client.http import models as rest
+
+# qdrant-edge-py 0.9.0 turns a Python bool in MatchValue into an integer, so no condition ever matches a boolean
+# payload value (`in_force != False` would keep superseded versions). Each boolean of ``meta`` is therefore also
+# stored as 0/1 under this payload key, conditions on it are matched there, and it is dropped when read back.
+# tests/document_store/test_edge_store.py has a canary that fails once the binding matches booleans itself.
+BOOL_TWINS = "_edge_bool"
+
+
+def bool_twin(key: str) -> str:
+    if not key.startswith("meta.") or "." in key[len("meta."):]:
+        raise FilterError(f"the Edge store can match booleans of top-level meta fields only, not {key!r}")
+    return f"{BOOL_TWINS}.{key[len('meta.'):]}"
+
+
+def qdrant_filter(filters: dict[str, Any] | None) -> rest.Filter | None:
+    """Haystack filters as qdrant-client's filter models, by qdrant-haystack's converter; a ``NOT`` of several
+    conditions is first made ``NOT (AND …)``, as Haystack defines it (the converter alone gives "none of them")."""
+    if filters and "operator" not in filters:
+        raise FilterError("a filter needs a top-level 'operator' (see "
+                          "https://docs.haystack.deepset.ai/docs/metadata-filtering)")
+    return convert_filters_to_qdrant(_not_of_all(filters) if filters else None)
+
+
+def _not_of_all(item: dict[str, Any]) -> dict[str, Any]:
+    conditions = item.get("conditions")
+    if not isinstance(conditions, list):
+        return item
+    conditions = [_not_of_all(c) for c in conditions]
+    if item["operator"] == "NOT" and len(conditions) > 1:
+        conditions = [{"operator": "AND", "conditions": conditions}]
+    return {**item, "conditions": conditions}
+
+
+def edge_filter(condition: Any) -> Any:
+    """qdrant-client's filter models (what `convert_filters_to_qdrant` builds) as Edge's, one to one."""
+    if condition is None:
+        return None
+    if isinstance(condition, rest.Filter):
+        if condition.min_should is not None:
+            raise FilterError("min_should filters are not supported by the Edge store")
+        parts = {name: [edge_filter(c) for c in _as_list(getattr(condition, name))] or None
+                 for name in ("must", "should", "must_not")}
+        return edge.Filter(**parts)
+    if isinstance(condition, rest.FieldCondition):
+        if isinstance(condition.match, rest.MatchValue) and isinstance(condition.match.value, bool):
+            return edge.FieldCondition(bool_twin(condition.key), match=edge.MatchValue(int(condition.match.value)))
+        return edge.FieldCondition(condition.key, match=_match(condition.match), range=_range(condition.range))
+    if isinstance(condition, rest.IsEmptyCondition):
+        return edge.IsEmptyCondition(condition.is_empty.key)
+    if isinstance(condition, rest.IsNullCondition):
+        return edge.IsNullCondition(condition.is_null.key)
+    if isinstance(condition, rest.HasIdCondition):
+        return edge.HasIdCondition(set(condition.has_id))
+    raise FilterError(f"the Edge store cannot filter by {type(condition).__name__}")
+
+
+def _as_list(value: Any) -> list:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def _match(match: Any) -> Any:
+    if match is None:
+        return None
+    if isinstance(match, rest.MatchValue):
+        return edge.MatchValue(match.value)
+    if isinstance(match, rest.MatchAny):
+        return edge.MatchAny(list(match.any))
+    if isinstance(match, rest.MatchExcept):
+        return edge.MatchExcept(list(match.except_))
+    raise FilterError(f"the Edge store cannot match by {type(match).__name__}")
+
+
+def _range(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, rest.DatetimeRange):
+        return edge.RangeDateTime(**{k: None if v is None else v.isoformat()
+                                     for k, v in (("gte", value.gte), ("gt", value.gt), ("lte", value.lte),
+                                                  ("lt", value.lt))})
+    if isinstance(value, rest.Range):
+        return edge.RangeFloat(gte=value.gte, gt=value.gt, lte=value.lte, lt=value.lt)
+    raise FilterError(f"the Edge store cannot filter by the range {type(value).__name__}")
