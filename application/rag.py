@@ -20,11 +20,12 @@ from typing import Any
 
 from haystack import Pipeline
 from haystack.dataclasses import StreamingChunk
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from application.steps import StepCallback, run_with_steps
 from components.builders.answer_finalizer import citation_of
 from config.settings import Settings
+from document_store.knowledge_bases import knowledge_base_name
+from document_store.stored_points import AnyStore
 from helpers.cancellation import Cancellation
 from helpers.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
 from helpers.result import RAGResult
@@ -95,8 +96,9 @@ def answer_with(pipeline: Pipeline, mode: str, query: str, *, on_step: StepCallb
 class AgenticRAG:
     """Both pipelines over one store, built and warmed up once; `ask` is safe to call from several threads."""
 
-    def __init__(self, store: QdrantDocumentStore, settings: Settings, top_k: int = 10) -> None:
+    def __init__(self, store: AnyStore, settings: Settings, top_k: int = 10) -> None:
         self.store, self.settings, self.top_k = store, settings, top_k
+        self.name = knowledge_base_name(store)
         self.pipelines = {"agentic": build_agentic_pipeline(store, settings, top_k),
                           "rag": build_rag_pipeline(store, settings, top_k),
                           "retrieve": build_retrieval_pipeline(store, settings, top_k=top_k)}

@@ -12,7 +12,6 @@ Usage::
 
 from __future__ import annotations
 
-import shutil
 import threading
 from typing import Any
 
@@ -21,8 +20,8 @@ from haystack import logging
 from application.agent_mode import KnowledgeAgent
 from application.rag import AgenticRAG
 from config.settings import Settings
-from document_store.collection_mirror import invalidate
-from document_store.qdrant_store import list_collections, local_path, qdrant_client_of, validate_collection_name
+from document_store.knowledge_bases import delete_knowledge_base, list_knowledge_bases
+from document_store.qdrant_store import validate_collection_name
 from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.text_files import text_document, upload_name
 from helpers.result import RAGResult
@@ -71,7 +70,7 @@ class RAGService:
             with self._lock:
                 if name in self._rags:
                     return self._rags[name]
-            existing = list_collections(store_location(self.settings))
+            existing = list_knowledge_bases(store_location(self.settings))
             if not create and name not in existing:
                 raise UnknownKnowledgeBaseError(f"unknown knowledge base {name!r}; existing: {', '.join(existing)}")
             rag = AgenticRAG(open_document_store(self.settings, name), self.settings)
@@ -90,9 +89,9 @@ class RAGService:
         """The knowledge base's agent (agent mode), bound to its current pipelines."""
         rag = self.rag(name)
         with self._lock:
-            agent = self._agents.get(rag.store.index)
+            agent = self._agents.get(rag.name)
             if agent is None or agent.rag is not rag:
-                agent = self._agents[rag.store.index] = KnowledgeAgent(rag)
+                agent = self._agents[rag.name] = KnowledgeAgent(rag)
             return agent
 
     def ask(self, query: str, mode: str = "agentic", knowledge_base: str | None = None, **kwargs: Any) -> RAGResult:
@@ -111,7 +110,7 @@ class RAGService:
             raise ValueError("nothing to index: give laws and/or files")
         rag = self.rag(knowledge_base, create=True)
         with self._lock:
-            lock = self._index_locks.setdefault(rag.store.index, threading.Lock())
+            lock = self._index_locks.setdefault(rag.name, threading.Lock())
         with lock:
             results = Indexer(rag.store, self.settings).index(sources, progress=False)
         rag.clear_cache()
@@ -120,7 +119,7 @@ class RAGService:
     def knowledge_bases(self) -> list[dict[str, Any]]:
         out = []
         fingerprint = embedding_fingerprint(self.settings)
-        for name in list_collections(store_location(self.settings)):
+        for name in list_knowledge_bases(store_location(self.settings)):
             store = open_document_store(self.settings, name)  # the store only: no pipelines or models to list it
             manifest = SourceManifest(store)
             records = manifest.all()
@@ -131,17 +130,13 @@ class RAGService:
         return out
 
     def delete(self, name: str) -> None:
-        """Delete a knowledge base: its collection, its manifest and (embedded mode) its folder."""
+        """Delete a knowledge base: its documents, its manifest and (embedded) its folder."""
         rag = self.rag(validate_collection_name(name))
         with self._lock:
-            SourceManifest(rag.store).drop()
-            qdrant_client_of(rag.store).delete_collection(rag.store.index)
-            invalidate(rag.store)
             rag.close()
+            delete_knowledge_base(store_location(self.settings), name, rag.store)
             del self._rags[name]
             self._agents.pop(name, None)
-            if not self.settings.qdrant_url:
-                shutil.rmtree(local_path(store_location(self.settings), name), ignore_errors=True)
 
     def close(self) -> None:
         with self._lock:

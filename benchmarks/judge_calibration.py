@@ -116,20 +116,19 @@ def fold_metrics(rows: list[dict], judged: int) -> dict[str, float]:
 def llm_rows(rows: list[dict], settings, sample: int, seed: int, out: Path) -> list[dict]:
     """The LLM judge on a fixed sample of the out-of-fold questions, reading the same passages (cached per qid)."""
     from components.evaluators.llm_quality_judge import LLMQualityJudge
-    from document_store.collection_mirror import mirror_for
+    from document_store.stored_points import articles_by_key
 
     done = {r["qid"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} if out.exists() else {}
     chosen = random.Random(seed).sample(rows, min(sample, len(rows)))
     todo = [r for r in chosen if r["qid"] not in done]
     if todo:
         store = open_document_store(settings)
-        mirror = mirror_for(store)
-        mirror.refresh(force=True)
+        by_key = articles_by_key(store)
         judge = LLMQualityJudge(top_n=settings.judge_top_n, pass_score=settings.pass_score)
         judge.warm_up()
         queries = {str(q["qid"]): q["query"] for q in load_queries(DEFAULT_QUERIES)}
         for n, row in enumerate(todo, start=1):
-            documents = [mirror.by_key[key] for key in row["keys"]]
+            documents = [by_key[key] for key in row["keys"]]
             evaluation = judge.run(query=queries[row["qid"]], documents=documents)["evaluation"]
             done[row["qid"]] = {"qid": row["qid"], "total": evaluation["total"], "passed": evaluation["passed"],
                                 "error": evaluation["error"], "seconds": evaluation["seconds"]}

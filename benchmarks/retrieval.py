@@ -2,12 +2,10 @@
 
 Reuses the store built by benchmarks/indexing.py (``DATA_DIR/corpus_qdrant``, collection ``statutes_all``) and
 indexes whatever is missing first (and reweights BM25 where the stored weights are out of date). Writes a
-Markdown report. ``--backend`` chooses where searches run (`document_store.search_backend`); several (``mirror,edge``)
-run BM25, dense and hybrid on each and compare them.
+Markdown report. The store is the embedded Qdrant Edge store (a store made by qdrant-client's local mode is
+migrated on first open), or the server ``QDRANT_URL`` names.
 
     .venv/bin/python benchmarks/retrieval.py [--queries PATH] [--out PATH] [--rerank-sample N] [--limit N]
-    .venv/bin/python benchmarks/retrieval.py --backend mirror,edge --folds 0 --rerank-sample 0 --weights 0.5 \
-        --out benchmarks/reports/retrieval_backends.md
 """
 
 from __future__ import annotations
@@ -136,31 +134,8 @@ per fold mean ± standard deviation. The reranker row uses the configured BM25 w
 """
 
 
-def compare_backends(rows: dict[str, dict[str, tuple[dict[str, float], list[float]]]]) -> str:
-    """The same systems on each backend against the first: R@10, MRR@10, their differences and latencies."""
-    lines = ["| system | backend | R@10 | Δ | MRR@10 | Δ | p50 ms | p95 ms |", "|---|---|---|---|---|---|---|---|"]
-    for name, by_backend in rows.items():
-        (first, _), *_ = by_backend.values()
-        for backend, (m, times) in by_backend.items():
-            lines.append(f"| {name} | {backend} | {m['R@10']:.3f} | {m['R@10'] - first['R@10']:+.3f} | "
-                         f"{m['MRR@10']:.3f} | {m['MRR@10'] - first['MRR@10']:+.3f} | "
-                         f"{percentile(times, 50):.1f} | {percentile(times, 95):.1f} |")
-    return "\n".join(lines)
-
-
-def edge_copy(store, settings: Settings):
-    """The bench store copied into a Qdrant Edge shard beside it (``DATA_DIR/corpus_edge/<collection>``; copied
-    again when the counts differ; vectors copied, nothing re-embedded)."""
-    from document_store.edge_migration import copy_into_edge
-    from document_store.edge_store import QdrantEdgeDocumentStore
-
-    edge = QdrantEdgeDocumentStore(path=str(settings.data_dir / "corpus_edge" / settings.collection),
-                                   embedding_dim=settings.embedding_dim)
-    if edge.count_documents() != store.count_documents():
-        started = time.perf_counter()
-        copy_into_edge(store, edge, progress=True)
-        print(f"copied {edge.count_documents()} articles into Qdrant Edge in {time.perf_counter() - started:.0f} s")
-    return edge
+def store_kind(store) -> str:
+    return "a Qdrant server" if getattr(store, "url", None) else "the embedded Qdrant Edge store"
 
 
 def main() -> None:
@@ -171,9 +146,6 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries (0 = all)")
     parser.add_argument("--folds", type=int, default=5, help="cross-validate the trained models (0 = skip)")
     parser.add_argument("--weights", default="1,0.75,0.5,0.35,0.25", help="BM25 RRF weights compared (dense: 1)")
-    parser.add_argument("--backend", default="mirror",
-                        help="where searches run: mirror, qdrant, edge, or several comma-separated to compare them "
-                             "(both = mirror,qdrant)")
     args = parser.parse_args()
     queries = load_queries(args.queries)
     if args.limit:
@@ -189,28 +161,18 @@ def main() -> None:
 
     lines = []
     other_weights = [float(w) for w in args.weights.split(",") if float(w) != settings.bm25_weight]
-    backends = ["mirror", "qdrant"] if args.backend == "both" else args.backend.split(",")
-    if unknown := set(backends) - {"mirror", "qdrant", "edge"}:
-        parser.error(f"unknown backend(s) {', '.join(sorted(unknown))}; choose mirror, qdrant, edge")
-    searched = {b: edge_copy(store, settings) if b == "edge" else store for b in backends}
     systems = [("bm25", "bm25", settings), ("dense", "dense", settings),
                (f"hybrid (BM25 weight {settings.bm25_weight:g})", "hybrid", settings)] + [
         (f"hybrid, BM25 weight {w:g}", "hybrid", dataclasses.replace(settings, bm25_weight=w)) for w in other_weights]
-    compared: dict[str, dict[str, tuple[dict[str, float], list[float]]]] = {}
-    for backend in backends:
-        for name, mode, system_settings in systems:
-            pipeline = build_retrieval_pipeline(searched[backend],
-                                                dataclasses.replace(system_settings, search_backend=backend),
-                                                mode=mode, top_k=100)
-            pipeline.warm_up()
-            retrieve(pipeline, ["预热"], top_k=100)  # first-query costs (jieba dictionary, mirror load) not timed
-            metrics, latencies, ranked = evaluate(pipeline, queries)
-            label = f"{name} [{backend}]" if len(backends) > 1 else name
-            lines.append(row(label, metrics, latencies, len(queries)))
-            if (criminal := criminal_row(label, queries, ranked)) is not None:
-                lines.append(criminal)
-            compared.setdefault(name, {})[backend] = (metrics, latencies)
-            print(lines[-1], flush=True)
+    for name, mode, system_settings in systems:
+        pipeline = build_retrieval_pipeline(store, system_settings, mode=mode, top_k=100)
+        pipeline.warm_up()
+        retrieve(pipeline, ["预热"], top_k=100)  # first-query costs (jieba dictionary, model load) not timed
+        metrics, latencies, ranked = evaluate(pipeline, queries)
+        lines.append(row(name, metrics, latencies, len(queries)))
+        if (criminal := criminal_row(name, queries, ranked)) is not None:
+            lines.append(criminal)
+        print(lines[-1], flush=True)
 
     rerank_lines = []
     if args.rerank_sample:
@@ -223,28 +185,15 @@ def main() -> None:
             metrics, latencies, _ = evaluate(pipeline, sample)
             rerank_lines.append(row(name, metrics, latencies, len(sample)))
             print(rerank_lines[-1])
-    for backend_store in {id(s): s for s in searched.values()}.values():
-        if backend_store is not store:
-            backend_store.close()
     store.close()
     cv_part = cross_validated(settings, args.queries, args.limit, args.weights) if args.folds else "not run"
 
     header = "| system | queries | " + " | ".join(COLUMNS) + " | p50 ms | p95 ms |\n|" + "---|" * (len(COLUMNS) + 4)
-    backend_part = f"""
-## Search backends: {', '.join(backends)}
-
-The same articles and queries; `mirror` searches an in-process copy of the collection, `qdrant` sends every search to
-Qdrant through qdrant-client (here its local mode, which answers the same queries as a server but scores sparse
-vectors in Python: its latency is not a server's), `edge` runs Qdrant's engine in-process on a Qdrant Edge copy of
-the store (vectors copied, nothing re-embedded). Δ: against the first backend.
-
-{compare_backends(compared)}
-""" if len(backends) > 1 else ""
     report = f"""# Retrieval benchmark (STARD)
 
 Command: `.venv/bin/python benchmarks/retrieval.py {' '.join(sys.argv[1:])}`
 Queries: `{Path(args.queries).name}` ({len(queries)}; rows "刑法 questions" are those whose gold needs the 刑法);
-corpus: every article in force of laws.db (the 刑法 included), indexed by benchmarks/indexing.py. Embedding model `{settings.embedding_model}` (zero-shot: no model in this first table saw
+corpus: every article in force of laws.db (the 刑法 included), indexed by benchmarks/indexing.py into {store_kind(store)}. Embedding model `{settings.embedding_model}` (zero-shot: no model in this first table saw
 these questions), backend `{settings.embedding_backend}`.
 Machine: {os.cpu_count()} cores, Python {platform.python_version()}. Latency is per query, end to end through the
 Haystack retrieval pipeline (query encoding included), after one warm-up query.
@@ -252,7 +201,7 @@ RRF: k = 60, ranks start at 1; each path contributes its top {CANDIDATES_PER_PAT
 
 {header}
 {chr(10).join(lines)}
-{backend_part}
+
 ## Reranking (fixed random sample, seed 0)
 
 {header if rerank_lines else 'not run'}

@@ -1,7 +1,6 @@
 """Scale benchmark: store size, build throughput, process memory and query latency at growing collection sizes, on
-each search backend (`document_store.search_backend`: the in-process mirror and Qdrant's own search over a
-qdrant-client local-mode store, and Qdrant's engine in-process over a Qdrant Edge shard, whose HNSW recall against
-its exact search is measured for a sweep of ``hnsw_ef``).
+the embedded store (a Qdrant Edge shard, Qdrant's engine in-process), whose HNSW recall against its exact search is
+measured for a sweep of ``hnsw_ef``.
 
 The first size is the real corpus (every current article, with the dense vectors of the benchmark store built by
 benchmarks/indexing.py). Larger sizes add synthetic articles made by recombining real ones: the first half of one
@@ -10,12 +9,11 @@ article's dense vector is the normalised sum of its two parents' (no embedding: 
 quality; embedding throughput is in reports/indexing.md). BM25 weights are computed by the indexing encoder over
 the whole collection.
 
-Each (size, backend) is measured in a fresh child process: RSS after the query embedder is loaded, after the store
-is opened, after the backend is warmed up, and after the queries; latency per query of BM25, dense, hybrid and an
+Each size is measured in a fresh child process: RSS after the query embedder is loaded, after the store is
+opened, after the search is warmed up, and after the queries; latency per query of BM25, dense, hybrid and an
 exact citation through the retrieval pipeline. Stores are kept under ``DATA_DIR/scale`` and reused.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 23490,100000] [--queries 20] [--max-minutes 40] \
-        [--backends mirror,qdrant,edge]
+    .venv/bin/python benchmarks/scale.py [--sizes 23490,100000] [--queries 20] [--max-minutes 40]
 """
 
 from __future__ import annotations
@@ -42,7 +40,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 import psutil
 from haystack import Document
-from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME
 
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, percentile
@@ -50,8 +47,7 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
-from document_store.edge_store import QdrantEdgeDocumentStore
-from document_store.qdrant_store import qdrant_client_of
+from document_store.edge_store import EXACT_BELOW, HNSW_EF, QdrantEdgeDocumentStore
 from helpers.chinese_numerals import int_to_cn
 from helpers.sparse_terms import bm25_vector
 from helpers.statute_versions import version_filter
@@ -60,26 +56,16 @@ from pipelines.stores import open_document_store
 
 MIB = 1024 * 1024
 PER_LAW = 100
-BACKENDS = ("mirror", "qdrant", "edge")
-EDGE_HNSW_M = 16  # the Edge store's HNSW graph (built by the engine's optimizer after the writes)
-EF_SWEEP = (16, 32, 64, 128, 256)  # hnsw_ef values whose recall against the exact search is measured
+EF_SWEEP = (16, 32, 64, 128, 256, 512)  # hnsw_ef values whose recall against the exact search is measured
 
 
 def real_articles(settings: Settings) -> list[Document]:
     """Every article of the benchmark store, with its dense vector."""
     store = open_document_store(settings)
+    store.return_embedding = True
     try:
-        client = qdrant_client_of(store)
-        docs, offset = [], None
-        while True:
-            points, offset = client.scroll(store.index, limit=2048, offset=offset, with_payload=True,
-                                           with_vectors=[DENSE_VECTORS_NAME])
-            for p in points:
-                payload = p.payload or {}
-                docs.append(Document(id=payload["id"], content=payload.get("content"), meta=payload.get("meta", {}),
-                                     embedding=list(p.vector[DENSE_VECTORS_NAME])))
-            if offset is None:
-                return sorted(docs, key=lambda d: d.id)
+        return sorted((Document(id=d.id, content=d.content, meta=d.meta, embedding=d.embedding)
+                       for d in store.filter_documents()), key=lambda d: d.id)
     finally:
         store.close()
 
@@ -114,37 +100,30 @@ def weighted(size: int, real: list[Document], settings: Settings) -> tuple[list[
     return docs, time.perf_counter() - started
 
 
-def build(path: Path, size: int, real: list[Document], settings: Settings, edge: bool) -> dict[str, float]:
-    """A store of ``size`` articles at ``path``: qdrant-client's local mode, or with ``edge`` a Qdrant Edge shard
-    with an HNSW graph (built by the engine's optimizer, timed apart); reused when it already holds them."""
+def build(path: Path, size: int, real: list[Document], settings: Settings) -> dict[str, float]:
+    """A Qdrant Edge store of ``size`` articles at ``path`` with its HNSW graph (built by the engine's optimizer,
+    timed apart); reused when it already holds them."""
     marker = path / "built.json"
     if marker.is_file() and json.loads(marker.read_text())["size"] == size:
         return json.loads(marker.read_text())
     shutil.rmtree(path, ignore_errors=True)
     docs, weighting_s = weighted(size, real, settings)
-    index_s = 0.0
     started = time.perf_counter()
-    if edge:
-        store = QdrantEdgeDocumentStore(path=str(path / "shard"), embedding_dim=settings.embedding_dim,
-                                        hnsw_m=EDGE_HNSW_M, write_batch_size=1024)
-        store.write_documents(docs)
-        write_s = time.perf_counter() - started
-        started = time.perf_counter()
-        store.shard.optimize()
-        index_s = time.perf_counter() - started
-    else:
-        store = open_document_store(dataclasses.replace(settings, qdrant_path=path, collection="scale"))
-        writer = QdrantPointWriter(document_store=store)
-        for start in range(0, len(docs), 4096):
-            writer.run(documents=docs[start:start + 4096])
-        write_s = time.perf_counter() - started
+    store = open_document_store(dataclasses.replace(settings, qdrant_path=path, collection="scale"))
+    writer = QdrantPointWriter(document_store=store)  # what the indexing pipeline writes with
+    for start in range(0, len(docs), 4096):
+        writer.run(documents=docs[start:start + 4096])
+    write_s = time.perf_counter() - started
+    started = time.perf_counter()
+    store.optimize()  # the HNSW graph (the store's default m, from its exact_below size on), as indexing does
+    index_s = time.perf_counter() - started
     stored = store.count_documents()
     store.close()
     sparse_nnz = statistics.mean(len(d.sparse_embedding.indices) for d in docs if d.sparse_embedding)
     payload = statistics.mean(len(json.dumps({"content": d.content, "meta": d.meta}, ensure_ascii=False).encode())
                               for d in docs)
     disk = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-    built = {"size": stored, "store": "Qdrant Edge" if edge else "local mode", "weighting_s": weighting_s,
+    built = {"size": stored, "store": "Qdrant Edge", "weighting_s": weighting_s,
              "write_s": write_s, "index_s": index_s, "disk_bytes": disk,
              "sparse_nnz": sparse_nnz, "payload_bytes": payload, "dense_bytes": 4 * len(docs[0].embedding)}
     marker.write_text(json.dumps(built))
@@ -155,15 +134,12 @@ def rss() -> float:
     return psutil.Process().memory_info().rss / MIB
 
 
-def measure(path: Path, backend: str, queries: list[str]) -> dict:
-    """Run in a child process: memory stages and per-query latencies for one store and backend."""
-    settings = dataclasses.replace(bench_settings(), qdrant_path=path, collection="scale", search_backend=backend)
+def measure(path: Path, queries: list[str]) -> dict:
+    """Run in a child process: memory stages and per-query latencies for one store."""
+    settings = dataclasses.replace(bench_settings(), qdrant_path=path, collection="scale")
     memory = {"start": rss()}
     started = time.perf_counter()
-    store = (QdrantEdgeDocumentStore(path=str(path / "shard"), embedding_dim=settings.embedding_dim)
-             if backend == "edge" else open_document_store(settings))
-    if backend == "edge":
-        store.count_documents()  # opens the shard
+    store = open_document_store(settings)
     memory["store_opened"], open_s = rss(), time.perf_counter() - started
     pipelines = {mode: build_retrieval_pipeline(store, settings, mode=mode, top_k=10)
                  for mode in ("bm25", "dense", "hybrid")}
@@ -195,8 +171,7 @@ def measure(path: Path, backend: str, queries: list[str]) -> dict:
         cited += bool(docs and "citation" in docs[0].meta["retrieval"]["paths"])
     memory["after_queries"] = rss()
     memory["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    sweep = hnsw_sweep(store, pipelines["dense"].get_component("dense").embedder, queries) if backend == "edge" \
-        else {}
+    sweep = hnsw_sweep(store, pipelines["dense"].get_component("dense").embedder, queries)
     store.close()
     return {"memory": memory, "open_s": open_s, "warm_s": warm_s, "latency": latency, "cited": cited,
             "hnsw": sweep}
@@ -240,15 +215,15 @@ def report(rows: list[dict], args: argparse.Namespace) -> str:
             f"{b['size'] / b['write_s']:.0f} | {b.get('index_s', 0):.0f} | "
             f"{b['disk_bytes'] / MIB:.0f} | {b['disk_bytes'] / b['size']:.0f} | {b['dense_bytes']} | "
             f"{b['sparse_nnz']:.0f} | {8 * b['sparse_nnz']:.0f} | {b['payload_bytes']:.0f} |")
-    run_lines = [("| articles | backend | open s | warm-up s | RSS at start MiB | + store opened | + embedder, jieba | "
+    run_lines = [("| articles | open s | warm-up s | RSS at start MiB | + store opened | + embedder, jieba | "
                  "+ backend warm | after queries | peak | BM25 p50 / p95 ms | dense p50 / p95 | hybrid p50 / p95 | citation (hybrid) ms |"),
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m, lat = r["run"]["memory"], r["run"]["latency"]
         cells = " | ".join(f"{percentile(lat[k], 50):.0f} / {percentile(lat[k], 95):.0f}" for k in ("bm25", "dense",
                                                                                                    "hybrid"))
         run_lines.append(
-            f"| {r['build']['size']:,} | {r['backend']} | {r['run']['open_s']:.1f} | {r['run']['warm_s']:.1f} | "
+            f"| {r['build']['size']:,} | {r['run']['open_s']:.1f} | {r['run']['warm_s']:.1f} | "
             f"{m['start']:.0f} | {m['store_opened'] - m['start']:+.0f} | {m['components_ready'] - m['store_opened']:+.0f} | "
             f"{m['backend_warm'] - m['components_ready']:+.0f} | {m['after_queries']:.0f} | {m['peak']:.0f} | {cells} | "
             f"{statistics.mean(lat['citation']):.0f} ({r['run']['cited']}/2 found) |")
@@ -261,8 +236,8 @@ def report(rows: list[dict], args: argparse.Namespace) -> str:
 
 Command: `.venv/bin/python benchmarks/scale.py {' '.join(sys.argv[1:])}`
 Machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 1024 ** 3:.0f} GiB, Python {platform.python_version()}.
-Stores: qdrant-client's local mode (backends mirror and qdrant) and a Qdrant Edge shard (backend edge), on disk;
-{args.queries} STARD questions per size and backend,
+Store: the embedded Qdrant Edge store on disk (HNSW graph from {EXACT_BELOW:,} articles on, `hnsw_ef` {HNSW_EF});
+{args.queries} STARD questions per size,
 through the Haystack retrieval pipeline (query embedding included), top 10.
 
 ## Building
@@ -275,19 +250,17 @@ the embedded store. Dense 384 float32; a sparse term is a u32 index and an f32 w
 ## Memory and latency
 
 RSS is the measuring process's resident memory: at start (Python and the libraries imported), then the change when
-the store is opened (qdrant-client's local mode holds the whole collection in the process: with a Qdrant server
-this part lives in the server, not in the workers), when the query embedder and jieba are loaded (the same for
-every size), and when the search backend is first used (the mirror loads its own copy of the collection; the
-qdrant backend loads nothing). Peak includes the query embedder's loading.
+the store is opened (Qdrant Edge maps its segments; payloads stay on disk), when the query embedder and jieba are
+loaded (the same for every size), and when the search is first used. Peak includes the query embedder's loading.
 
 {chr(10).join(run_lines)}
 
 ## Qdrant Edge: HNSW against exact search
 
-The Edge store's dense search (engine call, articles-in-force filter, top 10) with the HNSW graph (m =
-{EDGE_HNSW_M}) at each `hnsw_ef`, against the exact search over the same shard.
+The Edge store's dense search (engine call, articles-in-force filter, top 10) with the HNSW graph (the store's
+default m = {QdrantEdgeDocumentStore(path="-").hnsw_m}) at each `hnsw_ef`, against the exact search over the same shard.
 
-{chr(10).join(sweep_lines) if len(sweep_lines) > 2 else "not run (no edge backend)"}
+{chr(10).join(sweep_lines)}
 """
 
 
@@ -297,16 +270,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--max-minutes", type=float, default=40.0, help="stop starting new sizes after this")
     parser.add_argument("--out", default="benchmarks/reports/scale.md")
-    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated: mirror, qdrant, edge")
-    parser.add_argument("--measure", help=argparse.SUPPRESS)  # child mode: PATH,BACKEND
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # child mode: the store's path
     args = parser.parse_args()
     queries = [q["query"] for q in load_queries(str(DEFAULT_QUERIES))[: args.queries]]
     if args.measure:
-        path, backend = args.measure.rsplit(",", 1)
-        print(json.dumps(measure(Path(path), backend, queries)))
+        print(json.dumps(measure(Path(args.measure), queries)))
         return
-    if unknown := set(args.backends.split(",")) - set(BACKENDS):
-        parser.error(f"unknown backend(s) {', '.join(sorted(unknown))}; choose from {', '.join(BACKENDS)}")
     settings = bench_settings()
     deadline = time.monotonic() + 60 * args.max_minutes
     real = real_articles(settings)
@@ -316,16 +285,14 @@ def main() -> None:
         if time.monotonic() > deadline:
             print(f"time budget spent: {size} not run", flush=True)
             break
-        for backend in args.backends.split(","):
-            edge = backend == "edge"
-            path = settings.data_dir / "scale" / (f"{size}-edge" if edge else str(size))
-            built = build(path, size, real, settings, edge)
-            print(f"built {size} ({built['store']}): {built}", flush=True)
-            child = subprocess.run([sys.executable, __file__, "--queries", str(args.queries), "--measure",
-                                    f"{path},{backend}"], capture_output=True, text=True, check=True)
-            run = json.loads(child.stdout.strip().splitlines()[-1])
-            rows.append({"build": built, "backend": backend, "run": run})
-            print(f"{size} {backend}: {run['memory']} open {run['open_s']:.1f}s", flush=True)
+        path = settings.data_dir / "scale" / f"{size}-kb"
+        built = build(path, size, real, settings)
+        print(f"built {size}: {built}", flush=True)
+        child = subprocess.run([sys.executable, __file__, "--queries", str(args.queries), "--measure", str(path)],
+                               capture_output=True, text=True, check=True)
+        run = json.loads(child.stdout.strip().splitlines()[-1])
+        rows.append({"build": built, "run": run})
+        print(f"{size}: {run['memory']} open {run['open_s']:.1f}s", flush=True)
         Path(args.out).write_text(report(rows, args), encoding="utf-8")
     print(report(rows, args))
 

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_LAW = "中华人民共和国个人信息保护法"
-# Where searches run: "mirror" = an in-process copy of the collection (fast on one machine), "qdrant" = the
-# Qdrant store itself (server-side, nothing loaded into the process), "edge" = Qdrant's engine in-process on a Qdrant
-# Edge store, "auto" = edge for an Edge store, qdrant with QDRANT_URL, else mirror.
-SEARCH_BACKENDS = ("auto", "mirror", "qdrant", "edge")
+# Which Qdrant engine searches: "edge" = in-process on the embedded Qdrant Edge store, "qdrant" = a Qdrant server
+# (QDRANT_URL); "auto" = the one the store has. Naming one makes a store of the other kind a clear error.
+SEARCH_BACKENDS = ("auto", "qdrant", "edge")
 BASE_EMBEDDER = "multilingual-e5-small"
 ADAPTED_EMBEDDER = "e5-small-statutes"
 LLM_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"

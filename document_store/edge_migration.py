@@ -24,7 +24,8 @@ PAGE = 512
 
 
 def copy_into_edge(source: QdrantDocumentStore, target: QdrantEdgeDocumentStore, progress: bool = False) -> int:
-    """Copy every point of ``source`` into ``target`` (overwriting points with the same ids); returns how many."""
+    """Copy every point of ``source`` into ``target`` (overwriting points with the same ids), then let ``target``
+    build its HNSW graph (when it holds enough articles for one); returns how many were copied."""
     client = qdrant_client_of(source)
     total = client.count(source.index, exact=True).count
     copied, offset = 0, None
@@ -36,4 +37,6 @@ def copy_into_edge(source: QdrantDocumentStore, target: QdrantEdgeDocumentStore,
             copied += target.write_documents(documents, policy=DuplicatePolicy.OVERWRITE)
             bar.update(len(points))
             if offset is None:
-                return copied
+                break
+    target.optimize()
+    return copied

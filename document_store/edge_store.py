@@ -30,6 +30,7 @@ import json
 import threading
 import uuid
 from collections import Counter, OrderedDict
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,34 +43,44 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack_integrations.document_stores.qdrant.converters import (
     DENSE_VECTORS_NAME,
     SPARSE_VECTORS_NAME,
-    convert_haystack_documents_to_qdrant_points,
     convert_id,
-    convert_qdrant_point_to_haystack_document,
 )
-from qdrant_client.http import models as rest
 
 from document_store.edge_filters import BOOL_TWINS, bool_twin, edge_filter, qdrant_filter
-from document_store.qdrant_store import PAYLOAD_INDEXES, StoreLockedError
+from document_store.edge_points import to_document, to_point, twins
+from document_store.qdrant_store import PAYLOAD_INDEXES, StoreConfigError, StoreLockedError
 
 logger = logging.getLogger(__name__)
 
 SCROLL_PAGE = 1_000
+SOURCE_FACET_LIMIT = 1_000_000  # distinct sources a knowledge base may hold
 CONFIG_FILE = "edge_config.json"  # what Edge writes beside segments/ and wal/
 LOCKED_MARK = "WouldBlock"  # Edge's message when another owner holds the shard's write-ahead log
 INDEX_TYPES = {"keyword": edge.PayloadSchemaType.Keyword, "integer": edge.PayloadSchemaType.Integer}
 HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: a filtered search over fewer vectors' kilobytes scans exactly
+# Below this many articles a search is exact (no graph: ~2.5 ms at 10,000 articles of 384 dimensions, 2 cores);
+# from it on `optimize()` builds an HNSW graph. benchmarks/reports/scale_edge.md: exact 6 / 32 ms at 23,490 / 100,000.
+EXACT_BELOW = 10_000
+# The HNSW beam width of a search. On the statute corpus with the STARD questions (filtered to articles in force):
+# recall of the exact search's top 10 / top 100 0.999 / 0.995 at 3.4 ms against 6.8 ms exact; at 256, 0.997 / 0.978
+# (2.0 ms), which moved hybrid R@10 by 0.002 (the hybrid fuses each path's top 100). benchmarks/reports/retrieval_edge.md
+HNSW_EF = 512
 
 
 class QdrantEdgeDocumentStore:
     """A `DocumentStore` on one Qdrant Edge shard in ``path`` (created on first use)."""
 
-    def __init__(self, path: str, embedding_dim: int = 384, *, hnsw_m: int = 0, hnsw_ef_construct: int = 100,
-                 write_batch_size: int = 256, return_embedding: bool = False, cache_size: int = 50_000) -> None:
+    def __init__(self, path: str, embedding_dim: int = 384, *, hnsw_m: int = 16, hnsw_ef_construct: int = 100,
+                 hnsw_ef: int = HNSW_EF, exact_below: int = EXACT_BELOW, write_batch_size: int = 256,
+                 return_embedding: bool = False, cache_size: int = 50_000) -> None:
         """
         :param path: the shard's folder (created with its parents when it holds no shard yet).
         :param embedding_dim: the dense vectors' dimension; a shard made for another dimension is refused.
-        :param hnsw_m: edges per node of the HNSW graph; 0 searches exactly (no graph), for small collections.
+        :param hnsw_m: edges per node of the HNSW graph; 0: never build one (every search exact).
         :param hnsw_ef_construct: the graph's build-time beam width (with ``hnsw_m`` > 0).
+        :param hnsw_ef: the search-time beam width over the graph (a larger one: better recall, slower).
+        :param exact_below: articles below which the shard has no graph and searches exactly; `optimize()` builds
+            the graph once the shard holds this many.
         :param write_batch_size: points per engine update.
         :param return_embedding: whether documents come back with their vectors.
         :param cache_size: documents kept in memory for search results (least recently used dropped; 0: none).
@@ -79,8 +90,11 @@ class QdrantEdgeDocumentStore:
             raise ValueError("QdrantEdgeDocumentStore needs a folder path")
         if embedding_dim < 1:
             raise ValueError(f"embedding_dim must be positive, got {embedding_dim}")
-        if hnsw_m < 0 or hnsw_ef_construct < 1:
-            raise ValueError(f"hnsw_m must be ≥ 0 and hnsw_ef_construct ≥ 1, got {hnsw_m} and {hnsw_ef_construct}")
+        if hnsw_m < 0 or hnsw_ef_construct < 1 or hnsw_ef < 1:
+            raise ValueError(f"hnsw_m must be ≥ 0, hnsw_ef_construct and hnsw_ef ≥ 1, got {hnsw_m}, "
+                             f"{hnsw_ef_construct} and {hnsw_ef}")
+        if exact_below < 0:
+            raise ValueError(f"exact_below must be ≥ 0, got {exact_below}")
         if write_batch_size < 1:
             raise ValueError(f"write_batch_size must be positive, got {write_batch_size}")
         if cache_size < 0:
@@ -89,12 +103,15 @@ class QdrantEdgeDocumentStore:
         self.embedding_dim = embedding_dim
         self.hnsw_m = hnsw_m
         self.hnsw_ef_construct = hnsw_ef_construct
+        self.hnsw_ef = hnsw_ef
+        self.exact_below = exact_below
         self.write_batch_size = write_batch_size
         self.return_embedding = return_embedding
         self.cache_size = cache_size
         self._documents: OrderedDict[Any, Document] = OrderedDict()  # point id → document, least recent first
         self._generation = 0  # bumped by every write and delete
         self._shard: edge.EdgeShard | None = None
+        self._companions: dict[str, QdrantEdgeDocumentStore] = {}
         self._lock = threading.RLock()
 
     # -- the shard ------------------------------------------------------------------------------------------------
@@ -104,8 +121,10 @@ class QdrantEdgeDocumentStore:
                                     full_scan_threshold=HNSW_FULL_SCAN_KB)
         dense = edge.EdgeVectorParams(size=self.embedding_dim, distance=edge.Distance.Cosine)
         sparse = edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)
+        # the engine keeps a segment whose vectors take fewer kilobytes than this without a graph (exact search)
+        plain_kb = -(-self.exact_below * self.embedding_dim * 4 // 1024)
         return edge.EdgeConfig(vectors={DENSE_VECTORS_NAME: dense}, sparse_vectors={SPARSE_VECTORS_NAME: sparse},
-                               hnsw_config=hnsw)
+                               hnsw_config=hnsw, optimizers=edge.EdgeOptimizersConfig(indexing_threshold=plain_kb))
 
     @property
     def shard(self) -> edge.EdgeShard:
@@ -118,22 +137,21 @@ class QdrantEdgeDocumentStore:
     def _open(self) -> edge.EdgeShard:
         folder = Path(self.path)
         exists = (folder / CONFIG_FILE).exists()
+        dense = _vector_size(self.path)  # a shard made for other vectors is refused, not silently mixed
+        if dense is not None and dense != self.embedding_dim:
+            raise StoreConfigError(f"the knowledge base at {self.path} holds {dense}-dimensional vectors, not "
+                             f"{self.embedding_dim}; delete it and re-index, or use the embedder it was made with")
         try:
             if not exists:
                 folder.mkdir(parents=True, exist_ok=True)
                 shard = edge.EdgeShard.create(self.path, self._config())
-            else:
-                shard = edge.EdgeShard.load(self.path)
+            else:  # this store's graph settings replace those on disk (the next `optimize()` applies them)
+                shard = edge.EdgeShard.load(self.path, self._config())
         except Exception as error:  # the binding raises plain Exceptions with the engine's message
             if LOCKED_MARK in str(error):
                 raise StoreLockedError(f"the knowledge base at {self.path} is in use by another process (or another "
                                        "store object); stop it or point this one at another folder") from None
             raise
-        dense = _vector_size(self.path)  # a shard made for other vectors is refused, not silently mixed
-        if dense is not None and dense != self.embedding_dim:
-            shard.close()
-            raise ValueError(f"the knowledge base at {self.path} holds {dense}-dimensional vectors, not "
-                             f"{self.embedding_dim}; delete it and re-index, or use the embedder it was made with")
         indexed = set(shard.info().payload_schema)
         for index in PAYLOAD_INDEXES:  # a shard made before an index was added gets it now
             field, schema = index["field_name"], index["field_schema"]
@@ -143,9 +161,35 @@ class QdrantEdgeDocumentStore:
                 shard.update(edge.UpdateOperation.create_field_index(field, INDEX_TYPES[schema]))
         return shard
 
-    def close(self) -> None:
-        """Flush and release the shard (another process may then open it)."""
+    @property
+    def writes(self) -> int:
+        """How many writes and deletes this store object has made (one owner per shard: every change to it)."""
+        return self._generation
+
+    def open(self) -> None:
+        """Open the shard now rather than on first use (a second owner gets `StoreLockedError` here); free once
+        open."""
+        _ = self.shard
+
+    def optimize(self) -> None:
+        """Let the engine merge segments and, once the shard holds ``exact_below`` articles or more, build the HNSW
+        graph (~10 s for 24,000 articles on 2 cores; call it after a bulk write, not after each batch)."""
+        self.shard.optimize()
+
+    def companion(self, suffix: str) -> QdrantEdgeDocumentStore:
+        """A payload-only store in the folder ``<path><suffix>`` beside this one (e.g. the source manifest's),
+        opened once per store object and closed with it."""
         with self._lock:
+            if suffix not in self._companions:
+                self._companions[suffix] = QdrantEdgeDocumentStore(f"{self.path}{suffix}", embedding_dim=1,
+                                                                   hnsw_m=0, cache_size=0)
+            return self._companions[suffix]
+
+    def close(self) -> None:
+        """Flush and release the shard and its companions (another process may then open them)."""
+        with self._lock:
+            for companion in self._companions.values():
+                companion.close()
             if self._shard is not None:
                 self._shard.flush()
                 self._shard.close()
@@ -193,9 +237,7 @@ class QdrantEdgeDocumentStore:
         self._forget([d.id for d in chosen])
         for start in range(0, len(chosen), self.write_batch_size):
             batch = chosen[start:start + self.write_batch_size]
-            self.shard.update(edge.UpdateOperation.upsert_points(
-                [_edge_point(p) for p in convert_haystack_documents_to_qdrant_points(batch,
-                                                                                     use_sparse_embeddings=True)]))
+            self.shard.update(edge.UpdateOperation.upsert_points([to_point(document) for document in batch]))
         if chosen:
             self.shard.flush()
             self._forget([d.id for d in chosen])  # again: a search that read during the write kept nothing
@@ -207,6 +249,58 @@ class QdrantEdgeDocumentStore:
             self.shard.update(edge.UpdateOperation.delete_points([convert_id(i) for i in document_ids]))
             self.shard.flush()
             self._forget(document_ids)
+
+    def delete_by_filter(self, filters: dict[str, Any]) -> None:
+        """Delete the documents matching Haystack ``filters``."""
+        self._forget_all()
+        self.shard.update(edge.UpdateOperation.delete_points_by_filter(edge_filter(qdrant_filter(filters))))
+        self.shard.flush()
+        self._forget_all()
+
+    # -- point-level updates (`document_store.stored_points.StoredPoints`: what the indexer rewrites in place) -----
+
+    def source_counts(self) -> dict[str, int]:
+        """Articles per ``meta.source``, counted by the engine's facet."""
+        response = self.shard.facet(edge.FacetRequest("meta.source", limit=SOURCE_FACET_LIMIT, exact=True))
+        return {str(hit.value): hit.count for hit in response.hits}
+
+    def scroll_sources(self, sources: set[str], size: int = 2048) -> Iterator[tuple[list[Any], list[Document]]]:
+        """The stored articles of ``sources`` (content and meta) in batches, with their point ids."""
+        condition = edge_filter(qdrant_filter({"field": "meta.source", "operator": "in", "value": sorted(sources)}))
+        offset = None
+        while True:
+            records, offset = self.shard.scroll(edge.ScrollRequest(offset=offset, limit=size, filter=condition,
+                                                                   with_payload=True, with_vector=False))
+            if records:
+                yield ([r.id for r in records],
+                       [Document(content=r.payload.get("content"), meta=r.payload.get("meta") or {}) for r in records])
+            if offset is None:
+                return
+
+    def set_metas(self, metas: list[tuple[Any, dict[str, Any]]]) -> None:
+        """Replace the ``meta`` (and its boolean twins) of each point; text and vectors are kept."""
+        self._forget_all()
+        for point_id, meta in metas:
+            self.shard.update(edge.UpdateOperation.set_payload([point_id], {"meta": meta, BOOL_TWINS: twins(meta)}))
+        self.shard.flush()
+        self._forget_all()
+
+    def set_sparse(self, vectors: list[tuple[Any, SparseEmbedding]]) -> None:
+        """Replace the BM25 (sparse) vector of each point; its dense vector and payload are kept."""
+        if vectors:
+            self.shard.update(edge.UpdateOperation.update_vectors([edge.PointVectors(point_id, {
+                SPARSE_VECTORS_NAME: edge.SparseVector(list(v.indices), [float(x) for x in v.values])})
+                for point_id, v in vectors]))
+            self.shard.flush()
+
+    def upsert(self, documents: list[Document]) -> None:
+        """Write embedded documents, replacing those with the same ids."""
+        self.write_documents(documents, policy=DuplicatePolicy.OVERWRITE)
+
+    def _forget_all(self) -> None:
+        with self._lock:
+            self._generation += 1
+            self._documents.clear()
 
     def _forget(self, document_ids: list[str]) -> None:
         """Drop these documents from the search cache (they are being rewritten or deleted)."""
@@ -226,11 +320,12 @@ class QdrantEdgeDocumentStore:
 
     def query_dense(self, embedding: list[float], top_k: int = 10, filters: dict[str, Any] | None = None,
                     exact: bool = False, hnsw_ef: int | None = None) -> list[Document]:
-        """Nearest documents by cosine (``score``), best first."""
+        """Nearest documents by cosine (``score``), best first: over the HNSW graph where the shard has one (with
+        ``hnsw_ef``, default the store's), else (or with ``exact``) exactly."""
         if len(embedding) != self.embedding_dim:
             raise ValueError(f"query embedding has {len(embedding)} dimensions; the store holds {self.embedding_dim}")
         return self._query(edge.Query.Nearest(list(embedding), using=DENSE_VECTORS_NAME), top_k, filters,
-                           edge.SearchParams(exact=exact, hnsw_ef=hnsw_ef))
+                           edge.SearchParams(exact=exact, hnsw_ef=hnsw_ef or self.hnsw_ef))
 
     def query_sparse(self, embedding: SparseEmbedding, top_k: int = 10,
                      filters: dict[str, Any] | None = None) -> list[Document]:
@@ -276,25 +371,14 @@ class QdrantEdgeDocumentStore:
         return [found[i] for i in point_ids]
 
     def _document(self, point: Any) -> Document:
-        vector = point.vector if self.return_embedding else None
-        if vector is None:  # the converter's mapping without its pydantic model (a third of the time)
-            payload = {k: v for k, v in (point.payload or {}).items() if k != BOOL_TWINS}
-            return Document.from_dict({**payload, "score": getattr(point, "score", None)})
-        if isinstance(vector, dict):
-            vector = {name: rest.SparseVector(indices=list(v.indices), values=list(v.values))
-                      if isinstance(v, edge.SparseVector) else v for name, v in vector.items()}
-        payload = dict(point.payload or {})
-        payload.pop(BOOL_TWINS, None)
-        rest_point = rest.ScoredPoint(id=str(point.id), version=0, score=getattr(point, "score", None) or 0.0,
-                                      payload=payload, vector=vector)
-        document = convert_qdrant_point_to_haystack_document(rest_point, use_sparse_embeddings=True)
-        return document if hasattr(point, "score") else replace(document, score=None)  # a record has no score
+        return to_document(point, with_vector=self.return_embedding)
 
     # -- serialisation ---------------------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, path=self.path, embedding_dim=self.embedding_dim, hnsw_m=self.hnsw_m,
-                               hnsw_ef_construct=self.hnsw_ef_construct, write_batch_size=self.write_batch_size,
+                               hnsw_ef_construct=self.hnsw_ef_construct, hnsw_ef=self.hnsw_ef,
+                               exact_below=self.exact_below, write_batch_size=self.write_batch_size,
                                return_embedding=self.return_embedding, cache_size=self.cache_size)
 
     @classmethod
@@ -309,13 +393,3 @@ def _vector_size(path: str) -> int | None:
         return int(json.loads(config.read_text())["vectors"][DENSE_VECTORS_NAME]["size"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def _edge_point(point: rest.PointStruct) -> edge.Point:
-    vector = {name: edge.SparseVector(list(v.indices), [float(x) for x in v.values])
-              if isinstance(v, rest.SparseVector) else list(v) for name, v in dict(point.vector).items()}
-    payload = dict(point.payload or {})
-    twins = {k: int(v) for k, v in (payload.get("meta") or {}).items() if isinstance(v, bool)}
-    if twins:
-        payload[BOOL_TWINS] = twins
-    return edge.Point(point.id, vector, payload)

@@ -1,23 +1,22 @@
-"""Where a knowledge base is searched: the in-process `CollectionMirror`, or Qdrant itself.
+"""Where a knowledge base is searched: Qdrant's engine, on a server or in this process.
 
-Both answer the same four questions (BM25 over the stored weights, dense nearest neighbours, articles by key,
-the laws present) with the same scores; they differ in where the work and the memory are:
+Both backends answer the same four questions (BM25 over the stored weights, dense nearest neighbours, articles by
+key, the laws present) with the same scores:
 
-- ``mirror``: the collection is loaded once per process and searched with numpy (fast on one machine; memory
-  grows with the collection, in every worker).
-- ``qdrant``: every search is a Qdrant query (qdrant-haystack's sparse and dense retrievers, a payload filter
-  for citations, a facet for the law names); nothing is loaded, so a Qdrant server can hold collections far
-  larger than one process, shared by many workers. Filters go to Qdrant on every path.
-- ``edge``: the same queries run by Qdrant's engine in this process, on a `QdrantEdgeDocumentStore` shard.
+- ``qdrant``: every search is a query to a Qdrant server (qdrant-haystack's sparse and dense retrievers, a payload
+  filter for citations, a facet for the law names), which can hold collections far larger than one process,
+  shared by many workers.
+- ``edge``: the same queries run by Qdrant's engine in this process, on a `QdrantEdgeDocumentStore` shard (the
+  embedded default).
 
-``auto`` (the default) is ``edge`` for an Edge store, ``qdrant`` for a Qdrant server (``QDRANT_URL``) and
-``mirror`` for a local-mode store. Citations and law names are answered by one piece of code for both Qdrant
-backends (`held_articles`, `LawNames`); only the call that reaches the engine differs.
+``auto`` (the default) is ``edge`` for an Edge store and ``qdrant`` for a server's `QdrantDocumentStore`. Filters
+go to the engine on every path. Citations and law names are answered by one piece of code for both backends
+(`held_articles`, `LawNames`); only the call that reaches the engine differs.
 
 Usage::
 
     from document_store.search_backend import open_search
-    search = open_search(store, "qdrant")
+    search = open_search(store)
     search.bm25(["个人信息", "同意"], top_k=10)        # [Document, ...] with scores
     search.articles(["中华人民共和国民法典第一千零三十二条"])
 """
@@ -32,7 +31,6 @@ from enum import Enum
 from typing import Any, Protocol
 
 from haystack import Document
-from haystack.utils.filters import document_matches_filter
 from haystack_integrations.components.retrievers.qdrant import (
     QdrantEmbeddingRetriever,
     QdrantSparseEmbeddingRetriever,
@@ -41,24 +39,21 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from haystack_integrations.document_stores.qdrant.converters import convert_qdrant_point_to_haystack_document
 from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
 
-from document_store.collection_mirror import RECHECK_SECONDS, mirror_for
 from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import qdrant_client_of
+from document_store.stored_points import AnyStore
 from helpers.sparse_terms import query_vector
 from helpers.statute_labels import VERSION_SEP, key_law
 
 LAW_FACET_LIMIT = 100_000  # distinct law names a knowledge base may hold
 MAX_VERSIONS = 8  # versions of one article a citation lookup reads before the filter picks one
-
-
-AnyStore = QdrantDocumentStore | QdrantEdgeDocumentStore
+LAWS_RECHECK_SECONDS = 5.0  # how stale a server's law names may be (another process may index meanwhile)
 
 
 class Backend(str, Enum):
     """The search backends; ``auto`` picks by the store (see the module docstring)."""
 
     AUTO = "auto"
-    MIRROR = "mirror"
     QDRANT = "qdrant"
     EDGE = "edge"
 
@@ -72,15 +67,15 @@ class Backend(str, Enum):
 
 
 def resolve_backend(store: AnyStore, name: str) -> Backend:
-    """The backend ``name`` means for ``store``: ``auto`` is ``edge`` for an Edge store, ``qdrant`` for a server,
-    ``mirror`` otherwise. An Edge store is searched by its engine only (a `ValueError` says so)."""
+    """The backend ``name`` means for ``store``: ``auto`` is ``edge`` for an Edge store, ``qdrant`` for a server's
+    store; the other pairings are a `ValueError`."""
     backend = Backend.parse(name)
     edge = isinstance(store, QdrantEdgeDocumentStore)
     if backend is Backend.AUTO:
-        return Backend.EDGE if edge else Backend.QDRANT if store.url else Backend.MIRROR
+        return Backend.EDGE if edge else Backend.QDRANT
     if edge != (backend is Backend.EDGE):
         raise ValueError(f"search backend {backend.value!r} cannot search "
-                         f"{'an Edge store' if edge else 'a qdrant-client store'}; use 'auto'")
+                         f"{'an Edge store' if edge else 'a Qdrant server'}; use 'auto'")
     return backend
 
 
@@ -92,39 +87,6 @@ class Search(Protocol):
     def dense(self, embedding: list[float], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]: ...
     def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]: ...
     def laws(self) -> list[str]: ...
-
-
-class MirrorSearch:
-    """Searches the process's `CollectionMirror` of the store (filters applied to the candidates)."""
-
-    def __init__(self, store: QdrantDocumentStore) -> None:
-        self.store = store
-
-    def warm_up(self) -> None:
-        mirror_for(self.store).refresh()
-
-    def bm25(self, terms: list[str], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
-        hits = mirror_for(self.store).bm25(terms, top_k, _accept(filters))
-        return [replace(doc, score=score) for doc, score in hits]
-
-    def dense(self, embedding: list[float], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
-        hits = mirror_for(self.store).dense(embedding, top_k, _accept(filters))
-        return [replace(doc, score=score) for doc, score in hits]
-
-    def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]:
-        mirror = mirror_for(self.store)
-        mirror.refresh()
-        found = []
-        for key in dict.fromkeys(keys):
-            versions = mirror.versions.get(key, [])  # the in-force version first: it holds the key itself
-            versions = sorted(versions, key=lambda doc: doc.meta.get("key") != key)
-            doc = next((d for d in versions if not filters or document_matches_filter(filters, d)), None)
-            if doc is not None:
-                found.append(doc)
-        return found
-
-    def laws(self) -> list[str]:
-        return mirror_for(self.store).laws()
 
 
 class QdrantSearch:
@@ -174,10 +136,10 @@ class EdgeSearch:
 
     def __init__(self, store: QdrantEdgeDocumentStore) -> None:
         self.store = store
-        self._laws = LawNames(lambda: store.facet("meta.law", LAW_FACET_LIMIT))
+        self._laws = LawNames(lambda: store.facet("meta.law", LAW_FACET_LIMIT), lambda: store.writes)
 
     def warm_up(self) -> None:
-        self.store.count_documents()  # opens the shard (a second owner gets StoreLockedError here)
+        self.store.open()  # a pipeline warms its components up on every run: free once the shard is open
 
     def bm25(self, terms: list[str], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
         vector = query_vector(terms)
@@ -194,19 +156,25 @@ class EdgeSearch:
 
 
 class LawNames:
-    """The distinct law names of a knowledge base, read by ``facet`` and re-read every few seconds."""
+    """The distinct law names of a knowledge base, read by ``facet``: again whenever ``written`` (a count of the
+    store's writes) has changed, or, without it, every few seconds (a server that other processes write to)."""
 
-    def __init__(self, facet: Callable[[], list[str]]) -> None:
+    def __init__(self, facet: Callable[[], list[str]], written: Callable[[], int] | None = None) -> None:
         self._facet = facet
+        self._written = written
         self._names: list[str] = []
         self._read: float | None = None  # when the names were last read (monotonic seconds)
+        self._read_at: int | None = None  # ``written()`` when they were
         self._lock = threading.Lock()
 
     def names(self) -> list[str]:
         with self._lock:
-            if self._read is None or time.monotonic() - self._read > RECHECK_SECONDS:
+            written = self._written() if self._written else None
+            stale = (written != self._read_at if self._written else
+                     self._read is not None and time.monotonic() - self._read > LAWS_RECHECK_SECONDS)
+            if self._read is None or stale:
                 self._names = sorted(self._facet())
-                self._read = time.monotonic()
+                self._read, self._read_at = time.monotonic(), written
             return self._names
 
 
@@ -264,22 +232,19 @@ def shown_as_amended(search: Search, documents: list[Document], filters: dict[st
 
 
 def open_search(store: AnyStore, name: str = "auto") -> Search:
-    """The `Search` for ``store`` by backend name (``auto`` | ``mirror`` | ``qdrant`` | ``edge``)."""
-    backend = resolve_backend(store, name)
-    if backend is Backend.EDGE:
-        return EdgeSearch(store)
-    return QdrantSearch(store) if backend is Backend.QDRANT else MirrorSearch(store)
+    """The `Search` for ``store`` by backend name (``auto`` | ``qdrant`` | ``edge``)."""
+    return EdgeSearch(store) if resolve_backend(store, name) is Backend.EDGE else QdrantSearch(store)
 
 
 class SearchingComponent:
     """What the retrievers share: the store, the backend that searches it (validated: a `ValueError` lists the
     choices), ``top_k`` (>= 1) and default ``filters``; ``warm_up`` connects or loads the backend."""
 
-    document_store: QdrantDocumentStore
+    document_store: AnyStore
     search_backend: str
     _search: Search
 
-    def _bind_search(self, document_store: QdrantDocumentStore, search_backend: str, top_k: int | None = None,
+    def _bind_search(self, document_store: AnyStore, search_backend: str, top_k: int | None = None,
                      filters: dict[str, Any] | None = None) -> None:
         if top_k is not None:
             if top_k < 1:
@@ -292,7 +257,3 @@ class SearchingComponent:
 
     def warm_up(self) -> None:
         self._search.warm_up()
-
-
-def _accept(filters: dict[str, Any] | None) -> Callable[[Document], bool] | None:
-    return (lambda doc: document_matches_filter(filters, doc)) if filters else None

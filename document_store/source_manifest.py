@@ -1,7 +1,8 @@
 """The record of what a knowledge base holds: one entry per source (a law or a file).
 
-Kept in Qdrant itself, in a payload-only collection ``<collection>__sources`` beside the documents, so it
-lives wherever the store lives (embedded path or server). A source is marked ``indexing`` before its
+Kept in Qdrant itself, beside the documents, so it lives wherever the store lives: a payload-only collection
+``<collection>__sources`` on a server (or in qdrant-client's local mode), a payload-only Edge shard in the folder
+``<path>__sources`` beside an Edge store's. A source is marked ``indexing`` before its
 articles are written and ``complete`` after, so an interrupted run is detected instead of silently
 answering from half an index.
 
@@ -19,10 +20,14 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import asdict, dataclass, replace
+from typing import Any, Protocol
 
+from haystack import Document
+from haystack.document_stores.types import DuplicatePolicy
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import models
 
+from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import qdrant_client_of
 
 INDEXING = "indexing"
@@ -50,8 +55,18 @@ class SourceRecord:
         return self.bm25_avgdl > 0 and (self.bm25_k1, self.bm25_b) == (k1, b)
 
 
-class SourceManifest:
-    """Reads and writes the per-source records of one collection."""
+class Records(Protocol):
+    """Where a manifest keeps its records: one payload per source name."""
+
+    def put(self, source: str, payload: dict[str, Any]) -> None: ...
+    def get(self, source: str) -> dict[str, Any] | None: ...
+    def all(self) -> list[dict[str, Any]]: ...
+    def remove(self, source: str) -> None: ...
+    def drop(self) -> None: ...
+
+
+class CollectionRecords:
+    """Records as payload-only points of the collection ``<collection>__sources`` (server or local mode)."""
 
     def __init__(self, store: QdrantDocumentStore) -> None:
         self._client = qdrant_client_of(store)
@@ -59,21 +74,68 @@ class SourceManifest:
         if not self._client.collection_exists(self.collection):
             self._client.create_collection(self.collection, vectors_config={})
 
-    def _put(self, record: SourceRecord) -> None:
-        point = models.PointStruct(id=str(uuid.uuid5(_NAMESPACE, record.source)), vector={}, payload=asdict(record))
-        self._client.upsert(self.collection, points=[point], wait=True)
+    def put(self, source: str, payload: dict[str, Any]) -> None:
+        self._client.upsert(self.collection, wait=True,
+                            points=[models.PointStruct(id=_point_id(source), vector={}, payload=payload)])
 
-    def get(self, source: str) -> SourceRecord | None:
-        points = self._client.retrieve(self.collection, [str(uuid.uuid5(_NAMESPACE, source))], with_payload=True)
-        return SourceRecord(**points[0].payload) if points and points[0].payload else None
+    def get(self, source: str) -> dict[str, Any] | None:
+        points = self._client.retrieve(self.collection, [_point_id(source)], with_payload=True)
+        return points[0].payload if points and points[0].payload else None
 
-    def all(self) -> list[SourceRecord]:
-        records, offset = [], None
+    def all(self) -> list[dict[str, Any]]:
+        payloads, offset = [], None
         while True:
             points, offset = self._client.scroll(self.collection, limit=1000, offset=offset, with_payload=True)
-            records.extend(SourceRecord(**p.payload) for p in points if p.payload)
+            payloads.extend(p.payload for p in points if p.payload)
             if offset is None:
-                return sorted(records, key=lambda r: r.source)
+                return payloads
+
+    def remove(self, source: str) -> None:
+        self._client.delete(self.collection, points_selector=models.PointIdsList(points=[_point_id(source)]))
+
+    def drop(self) -> None:
+        self._client.delete_collection(self.collection)
+
+
+class EdgeRecords:
+    """Records as vector-less documents of the Edge store's companion shard ``<path>__sources``."""
+
+    def __init__(self, store: QdrantEdgeDocumentStore) -> None:
+        self._store = store.companion("__sources")
+
+    def put(self, source: str, payload: dict[str, Any]) -> None:
+        self._store.write_documents([Document(id=source, meta=payload)], policy=DuplicatePolicy.OVERWRITE)
+
+    def get(self, source: str) -> dict[str, Any] | None:
+        found = self._store.get_documents_by_id([source])
+        return found[0].meta if found else None
+
+    def all(self) -> list[dict[str, Any]]:
+        return [doc.meta for doc in self._store.filter_documents()]
+
+    def remove(self, source: str) -> None:
+        self._store.delete_documents([source])
+
+    def drop(self) -> None:
+        self._store.delete_documents([doc.id for doc in self._store.filter_documents()])
+
+
+class SourceManifest:
+    """Reads and writes the per-source records of one knowledge base."""
+
+    def __init__(self, store: QdrantDocumentStore | QdrantEdgeDocumentStore) -> None:
+        self._records: Records = (EdgeRecords(store) if isinstance(store, QdrantEdgeDocumentStore)
+                                  else CollectionRecords(store))
+
+    def _put(self, record: SourceRecord) -> None:
+        self._records.put(record.source, asdict(record))
+
+    def get(self, source: str) -> SourceRecord | None:
+        payload = self._records.get(source)
+        return SourceRecord(**payload) if payload else None
+
+    def all(self) -> list[SourceRecord]:
+        return sorted((SourceRecord(**payload) for payload in self._records.all()), key=lambda r: r.source)
 
     def incomplete(self) -> list[SourceRecord]:
         return [r for r in self.all() if r.status != COMPLETE]
@@ -121,10 +183,12 @@ class SourceManifest:
         return [r for r in self.all() if r.status == COMPLETE and r.embedding != embedding]
 
     def remove(self, source: str) -> None:
-        self._client.delete(
-            self.collection, points_selector=models.PointIdsList(points=[str(uuid.uuid5(_NAMESPACE, source))])
-        )
+        self._records.remove(source)
 
     def drop(self) -> None:
-        """Delete the manifest collection (when the knowledge base itself is deleted)."""
-        self._client.delete_collection(self.collection)
+        """Delete every record (when the knowledge base itself is deleted)."""
+        self._records.drop()
+
+
+def _point_id(source: str) -> str:
+    return str(uuid.uuid5(_NAMESPACE, source))

@@ -23,6 +23,7 @@ os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # no network here;
 
 from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
+from document_store.knowledge_bases import knowledge_base_name
 from document_store.qdrant_store import StoreConfigError, StoreLockedError
 from document_store.search_backend import resolve_backend
 from document_store.source_manifest import SourceManifest, SourceRecord
@@ -71,7 +72,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
         results = Indexer(store, settings).index(sources, progress=not args.quiet)
         for result in results:
             print(f"{result.action:9s} {result.count:6d}  {result.source}")
-        print(f"{store.count_documents()} documents in '{store.index}' ({time.perf_counter() - started:.1f} s)")
+        print(f"{store.count_documents()} documents in '{knowledge_base_name(store)}' ({time.perf_counter() - started:.1f} s)")
     finally:
         store.close()
 
@@ -85,9 +86,9 @@ def cmd_reweight(args: argparse.Namespace, settings: Settings) -> None:
         results = Indexer(store, settings).reweight(force=args.force, progress=not args.quiet)
         for result in results:
             print(f"{result.action:10s} {result.count:6d}  {result.source}")
-        print(f"BM25 weights of {len(results)} source(s) rewritten in '{store.index}' "
+        print(f"BM25 weights of {len(results)} source(s) rewritten in '{knowledge_base_name(store)}' "
               f"({time.perf_counter() - started:.1f} s)" if results else
-              f"the BM25 weights of '{store.index}' are current (within BM25_MAX_DRIFT={settings.bm25_max_drift:g})")
+              f"the BM25 weights of '{knowledge_base_name(store)}' are current (within BM25_MAX_DRIFT={settings.bm25_max_drift:g})")
     finally:
         store.close()
 
@@ -120,7 +121,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
     store = open_document_store(settings, args.collection)
     try:
         if store.count_documents() == 0:
-            raise ValueError(f"the knowledge base '{store.index}' is empty; run `python -m pipelines index` first")
+            raise ValueError(f"the knowledge base '{knowledge_base_name(store)}' is empty; run `python -m pipelines index` first")
         _warn_incomplete(SourceManifest(store), settings)
         pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
         pipeline.warm_up()
@@ -178,7 +179,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
         rag = AgenticRAG.from_settings(settings, args.collection)
         try:
             if rag.store.count_documents() == 0:
-                raise ValueError(f"the knowledge base '{rag.store.index}' is empty; run `python -m pipelines index` "
+                raise ValueError(f"the knowledge base '{rag.name}' is empty; run `python -m pipelines index` "
                                  "first")
             _warn_incomplete(SourceManifest(rag.store), settings)
             result = rag.ask(query, mode=args.mode, filters=filters)
@@ -237,7 +238,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
         manifest = SourceManifest(store)
         records = manifest.all()
         where = settings.qdrant_url or str(settings.qdrant_path)
-        print(f"knowledge base '{store.index}' at {where}: {store.count_documents()} documents, {len(records)} sources")
+        print(f"knowledge base '{knowledge_base_name(store)}' at {where}: {store.count_documents()} documents, {len(records)} sources")
         for record in records:
             print(f"  {record.status:9s} {record.count:6d}  {record.source}")
         print(f"models: {_embedded_with(records, settings)}; judge: {describe_judge(settings)}")

@@ -29,19 +29,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from haystack import Document, Pipeline, logging
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
-from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME, convert_id
-from qdrant_client.http import models
+from haystack_integrations.document_stores.qdrant.converters import convert_id
 from tqdm import tqdm
 
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.preprocessors.statute_splitter import StatuteSplitter
 from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
-from document_store.collection_mirror import invalidate
-from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import COMPLETE, SourceManifest, SourceRecord
 from document_store.statute_db import StatuteDB, content_hash, meta_hash
+from document_store.stored_points import AnyStore, stored_points
 from document_store.text_files import load_text_file
 from helpers.statute_labels import VERSION_SEP
 from pipelines.embedders import document_embedder, embedding_fingerprint
@@ -98,7 +95,7 @@ def file_sources(paths: Iterable[str]) -> list[Source]:
     return sources
 
 
-def build_indexing_pipeline(document_store: QdrantDocumentStore, settings: Settings) -> Pipeline:
+def build_indexing_pipeline(document_store: AnyStore, settings: Settings) -> Pipeline:
     """splitter → bm25 (jieba terms' BM25 weights) → embedder (dense) → writer (overwrite by stable id)."""
     pipeline = Pipeline()
     pipeline.add_component("splitter", StatuteSplitter())
@@ -137,27 +134,14 @@ def unversioned_warning(count: int, collection: str | None = None) -> str:
 class Indexer:
     """Runs the indexing pipeline over sources, keeping the store and its manifest consistent."""
 
-    def __init__(self, store: QdrantDocumentStore, settings: Settings, pipeline: Pipeline | None = None) -> None:
+    def __init__(self, store: AnyStore, settings: Settings, pipeline: Pipeline | None = None) -> None:
         self.store = store
+        self.points = stored_points(store)
         self.manifest = SourceManifest(store)
         self.pipeline = pipeline or build_indexing_pipeline(store, settings)
         self.embedding = embedding_fingerprint(settings)
         self.encoder: JiebaBM25DocumentEncoder = self.pipeline.get_component("bm25")
         self.max_drift = settings.bm25_max_drift
-
-    def _source_counts(self) -> dict[str, int]:
-        """Documents per source, in one pass over the collection (a filter per source would scan it each time)."""
-        client = qdrant_client_of(self.store)
-        counts: dict[str, int] = {}
-        offset = None
-        while True:
-            points, offset = client.scroll(self.store.index, limit=4096, offset=offset,
-                                           with_payload=["meta.source"], with_vectors=False)
-            for point in points:
-                source = ((point.payload or {}).get("meta") or {}).get("source")
-                counts[source] = counts.get(source, 0) + 1
-            if offset is None:
-                return counts
 
     def _plan(self, source: Source, counts: dict[str, int]) -> str | None:
         """The action needed for a source, or None when the store already holds exactly this content."""
@@ -181,7 +165,7 @@ class Indexer:
         names = [source.name for source in sources]
         if duplicates := sorted({name for name in names if names.count(name) > 1}):
             raise ValueError(f"the same source given twice in one request: {', '.join(duplicates)}; rename one")
-        counts = self._source_counts()
+        counts = self.points.source_counts()
         results: list[SourceResult] = []
         pending: list[tuple[Source, str]] = []
         relabel: list[Source] = []
@@ -204,6 +188,8 @@ class Indexer:
         # sources whose weights this run's change of the average length left stale are rewritten now; the
         # result stays one entry per source asked for (an unchanged one that was reweighted says so)
         reweighted = {r.source: r for r in self.reweight(progress=progress)}
+        if pending or relabel or reweighted:
+            self.points.optimize()  # Edge: the HNSW graph over what was written (from its size threshold on)
         # (a relabelled one too: its payloads were rewritten in place before its weights were)
         return [reweighted[r.source] if r.action in ("unchanged", "relabelled") and r.source in reweighted else r
                 for r in results]
@@ -251,22 +237,16 @@ class Indexer:
         splitter = self.pipeline.get_component("splitter")
         metas = {str(uuid.UUID(convert_id(doc.id))): doc.meta for source in sources
                  for doc in splitter.run(documents=source.documents)["documents"]}
-        client = qdrant_client_of(self.store)
         done: dict[str, int] = {}
         with tqdm(total=sum(len(s.documents) for s in sources), desc="updating metadata", unit="doc",
                   disable=not progress) as bar:
-            for ids, batch in self._scroll_documents({source.name for source in sources}):
-                explained = [(str(point_id), doc) for point_id, doc in zip(ids, batch, strict=True)
+            for ids, batch in self.points.scroll_sources({source.name for source in sources}):
+                explained = [(point_id, doc) for point_id, doc in zip(ids, batch, strict=True)
                              if str(point_id) in metas]
-                if explained:
-                    client.batch_update_points(self.store.index, wait=True, update_operations=[
-                        models.SetPayloadOperation(set_payload=models.SetPayload(payload={"meta": metas[point_id]},
-                                                                                 points=[point_id]))
-                        for point_id, _ in explained])
+                self.points.set_metas([(point_id, metas[str(point_id)]) for point_id, _ in explained])
                 for _, doc in explained:
                     done[doc.meta["source"]] = done.get(doc.meta["source"], 0) + 1
                 bar.update(len(batch))
-        invalidate(self.store)
         for source in sources:
             record = self.manifest.get(source.name)
             if record is not None:
@@ -291,20 +271,16 @@ class Indexer:
         if not total:  # only empty sources: nothing to weight
             return []
         avgdl = sum(lengths.get(name, r.length) for name, r in records.items()) / total
-        client = qdrant_client_of(self.store)
         done: dict[str, int] = {}
         with tqdm(total=sum(r.count for r in stale.values()), desc="reweighting BM25", unit="doc",
                   disable=not progress) as bar:
-            for ids, batch in self._scroll_documents(set(stale)):
+            for ids, batch in self.points.scroll_sources(set(stale)):
                 encoded = self.encoder.run(documents=batch, avgdl=avgdl)["documents"]
-                client.update_vectors(self.store.index, wait=True, points=[
-                    models.PointVectors(id=point_id, vector={SPARSE_VECTORS_NAME: models.SparseVector(
-                        indices=list(doc.sparse_embedding.indices), values=list(doc.sparse_embedding.values))})
-                    for point_id, doc in zip(ids, encoded, strict=True) if doc.sparse_embedding is not None])
+                self.points.set_sparse([(point_id, doc.sparse_embedding) for point_id, doc
+                                        in zip(ids, encoded, strict=True) if doc.sparse_embedding is not None])
                 for doc in batch:
                     done[doc.meta["source"]] = done.get(doc.meta["source"], 0) + 1
                 bar.update(len(batch))
-        invalidate(self.store)
         weighting = (self.encoder.k1, self.encoder.b, avgdl)
         for name, record in stale.items():
             self.manifest.reweighted(record, lengths.get(name, record.length), weighting)
@@ -314,26 +290,11 @@ class Indexer:
     def _lengths(self, sources: dict[str, SourceRecord]) -> dict[str, int]:
         """The BM25 length of each of ``sources``, tokenised from the store (records from older versions lack it)."""
         lengths: dict[str, int] = {}
-        for _, batch in self._scroll_documents(set(sources)):
+        for _, batch in self.points.scroll_sources(set(sources)):
             for doc in batch:
                 lengths[doc.meta["source"]] = lengths.get(doc.meta["source"], 0) + sum(
                     self.encoder.term_counts(doc).values())
         return lengths
-
-    def _scroll_documents(self, sources: set[str], size: int = 2048) -> Iterable[tuple[list, list[Document]]]:
-        """The stored documents of ``sources`` in batches, with their point ids (one pass over the collection:
-        a filter per source would scan it each time in the embedded store)."""
-        client = qdrant_client_of(self.store)
-        offset = None
-        while True:
-            points, offset = client.scroll(self.store.index, limit=size, offset=offset, with_payload=True,
-                                           with_vectors=False)
-            chosen = [p for p in points if p.payload and (p.payload.get("meta") or {}).get("source") in sources]
-            if chosen:
-                yield ([p.id for p in chosen],
-                       [Document(content=p.payload.get("content"), meta=p.payload.get("meta") or {}) for p in chosen])
-            if offset is None:
-                return
 
 
 def _groups(pending: list[tuple[Source, str]]) -> Iterable[list[tuple[Source, str]]]:

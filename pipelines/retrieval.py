@@ -15,7 +15,6 @@ from typing import Any
 
 from haystack import Document, Pipeline
 from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.joiners.rrf_joiner import RRFJoiner
 from components.rankers.evaluator_ranker import EvaluatorRanker
@@ -24,6 +23,7 @@ from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
+from document_store.stored_points import AnyStore
 from helpers.contracts import RERANKER, RETRIEVAL_PATHS, RetrievalPath
 from pipelines.embedders import text_embedder
 
@@ -50,7 +50,7 @@ def make_reranker(settings: Settings) -> Any:
 
 def add_retrieval(
     pipeline: Pipeline,
-    document_store: QdrantDocumentStore,
+    document_store: AnyStore,
     settings: Settings,
     mode: str = "hybrid",
     top_k: int = 10,
@@ -88,7 +88,7 @@ def evidence_output(pipeline: Pipeline) -> str:
     return RERANKER if has_reranker(pipeline) else "joiner"
 
 
-def build_retrieval_pipeline(document_store: QdrantDocumentStore, settings: Settings, **options: Any) -> Pipeline:
+def build_retrieval_pipeline(document_store: AnyStore, settings: Settings, **options: Any) -> Pipeline:
     """Citation lookup + BM25 (jieba) and/or dense retrieval of every query, RRF-fused, optionally reranked;
     ``options`` are `add_retrieval`'s (``mode``, ``top_k``, ``reranker``)."""
     pipeline = Pipeline()

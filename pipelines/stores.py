@@ -1,30 +1,29 @@
 """Opening knowledge bases from `Settings`: the one place that turns ``QDRANT_URL`` / ``QDRANT_PATH`` /
-``COLLECTION`` / the embedding dimension into the plain arguments of `document_store.qdrant_store`.
+``COLLECTION`` / the embedding dimension into the plain arguments of `document_store.knowledge_bases`.
 
 Usage::
 
     from pipelines.stores import open_document_store
-    store = open_document_store(Settings.from_env())          # the default knowledge base
+    store = open_document_store(Settings.from_env())          # the default knowledge base (Qdrant Edge on disk)
     store = open_document_store(settings, "handbook")         # another one
 """
 
 from __future__ import annotations
 
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
-
 from config.settings import Settings
-from document_store.qdrant_store import StoreLocation, open_qdrant_store
+from document_store.knowledge_bases import open_store
+from document_store.qdrant_store import StoreLocation
+from document_store.stored_points import AnyStore
 
 
 def store_location(settings: Settings) -> StoreLocation:
-    """Where the settings put knowledge bases, with the server's timeout, sharding and HNSW settings."""
+    """Where the settings put knowledge bases, with the server's timeout and sharding, and the HNSW settings."""
     return StoreLocation(url=settings.qdrant_url or None, path=None if settings.qdrant_url else settings.qdrant_path,
                          embedding_dim=settings.embedding_dim, timeout=settings.qdrant_timeout,
                          shards=settings.qdrant_shards, replicas=settings.qdrant_replicas,
                          hnsw_m=settings.qdrant_hnsw_m, hnsw_ef_construct=settings.qdrant_hnsw_ef_construct)
 
 
-def open_document_store(settings: Settings, collection: str | None = None, *,
-                        connect: bool = True) -> QdrantDocumentStore:
+def open_document_store(settings: Settings, collection: str | None = None, *, connect: bool = True) -> AnyStore:
     """Open (and create if needed) ``collection`` (default ``settings.collection``) where the settings say."""
-    return open_qdrant_store(store_location(settings), collection or settings.collection, connect=connect)
+    return open_store(store_location(settings), collection or settings.collection, connect=connect)

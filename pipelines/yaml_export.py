@@ -24,7 +24,7 @@ from pipelines.stores import open_document_store
 
 YAML_DIR = Path(__file__).resolve().parent.parent / "yaml_pipelines"
 # what a YAML pipeline of this project names: its components, the loop's state type and the Qdrant integration
-ALLOWED_MODULES = ["components", "helpers", "pipelines", "haystack_integrations"]
+ALLOWED_MODULES = ["components", "document_store", "helpers", "pipelines", "haystack_integrations"]
 ALLOWLIST_ENV = {"HAYSTACK_DESERIALIZATION_ALLOWLIST": ",".join(ALLOWED_MODULES)}  # the same, for Hayhooks
 
 

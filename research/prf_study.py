@@ -11,7 +11,7 @@ k = 60, ranks from 1, 100 candidates per path). From its top-m articles:
 
 The second-pass rankings replace the first-pass ones of their path (or, in the "extra path" rows, join them as
 further RRF paths) and are RRF-fused exactly like the first pass. Each row reports the paired difference to the
-baseline (bootstrap 95 % interval, queries won / lost). Scoring runs over the in-memory collection mirror (the same matrices the retrievers use); the project
+baseline (bootstrap 95 % interval, queries won / lost). Scoring runs over the store's matrices held in memory (`research.store_snapshot`); the project
 code is not changed. Query embeddings are computed once. The extra latency is the time from the first-pass
 fused list to the second-pass fused list (expansion, second search(es), fusion), per query.
 
@@ -47,11 +47,11 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from document_store.collection_mirror import mirror_for
 from helpers.jieba_tokenizer import term_id
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import CANDIDATES_PER_PATH, PATH_WEIGHTS
 from pipelines.stores import open_document_store
+from research.store_snapshot import Snapshot, snapshot
 
 RRF_K = 60
 COLUMNS = ["R@1", "R@5", "R@10", "R@100", "MRR@10", "nDCG@10"]
@@ -68,26 +68,25 @@ class Query:
 
 
 class Engine:
-    """BM25 with weighted query terms and dense search over the mirror's matrices, returning row indices."""
+    """BM25 with weighted query terms and dense search over the store's matrices, returning row indices."""
 
-    def __init__(self, mirror) -> None:
-        mirror.refresh()
-        self.columns = mirror._columns
-        self.idf = mirror._idf
-        self.weights = mirror._weights  # documents × terms, csc: the stored BM25 document weights
-        self.tf = self._term_frequencies(mirror)
+    def __init__(self, snap: Snapshot) -> None:
+        self.columns = snap.bm25.columns
+        self.idf = snap.bm25.idf
+        self.weights = snap.bm25.weights  # documents × terms, csc: the stored BM25 document weights
+        self.tf = self._term_frequencies(snap)
         self.lengths = np.asarray(self.tf.sum(axis=1)).ravel()
-        self.dense_matrix = mirror._dense
-        self.keys = [str(d.meta.get("key") or d.id) for d in mirror.documents]
+        self.dense_matrix = snap.dense
+        self.keys = [str(d.meta.get("key") or d.id) for d in snap.documents]
         self.row_of: dict[str, int] = {}
         for row, key in enumerate(self.keys):
             self.row_of.setdefault(key, row)
 
-    def _term_frequencies(self, mirror) -> sparse.csr_matrix:
+    def _term_frequencies(self, snap: Snapshot) -> sparse.csr_matrix:
         """Raw term counts for RM3, re-tokenised as indexing does (the store holds BM25 weights, not counts)."""
         encoder = JiebaBM25DocumentEncoder()
         rows, cols, values = [], [], []
-        for row, doc in enumerate(mirror.documents):
+        for row, doc in enumerate(snap.documents):
             for term, count in encoder.term_counts(doc).items():
                 if term in self.columns:
                     rows.append(row)
@@ -113,7 +112,7 @@ class Engine:
         return self._top(scores, np.arange(len(self.keys)), top_k)
 
     def _top(self, scores: np.ndarray, candidates: np.ndarray, top_k: int) -> list[str]:
-        """As `collection_mirror._top`: argpartition to top_k, then a stable sort by score."""
+        """Argpartition to top_k, then a stable sort by score (as the removed in-process mirror ranked)."""
         if candidates.size > top_k:
             candidates = candidates[np.argpartition(-scores[candidates], top_k)[:top_k]]
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
@@ -198,7 +197,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = dataclasses.replace(bench_settings(), qdrant_path=Path(args.qdrant_path))
     store = open_document_store(settings, settings.collection)
-    engine = Engine(mirror_for(store))
+    engine = Engine(snapshot(store))
     tokenizer = JiebaBM25Retriever(document_store=store)
     citation = CitationLookup(document_store=store)
     embedder = text_embedder(settings)

@@ -50,7 +50,7 @@ def tiny_evaluator(tmp_path_factory: pytest.TempPathFactory, e5_model: Path) -> 
     import random
 
     from components.evaluators.relevance_evaluator import CALIBRATION_FILE
-    from document_store.collection_mirror import mirror_for
+    from document_store.stored_points import articles_by_key
     from pipelines.indexing import Indexer, law_sources
     from pipelines.retrieval import build_retrieval_pipeline, retrieve
     from pipelines.stores import open_document_store
@@ -62,9 +62,7 @@ def tiny_evaluator(tmp_path_factory: pytest.TempPathFactory, e5_model: Path) -> 
     store = open_document_store(settings)
     try:
         Indexer(store, settings).index(law_sources([PIPL]), progress=False)
-        mirror = mirror_for(store)
-        mirror.refresh(force=True)
-        docs = sorted(mirror.by_key.values(), key=lambda d: d.meta["key"])
+        docs = sorted(articles_by_key(store).values(), key=lambda d: d.meta["key"])
         rng = random.Random(0)
         pairs = [Pair((d.content or "")[4:28], (rng.choice(docs).meta["key"] if i % 4 == 3 else d.meta["key"],))
                  for i, d in enumerate(docs)]

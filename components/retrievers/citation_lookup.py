@@ -12,10 +12,10 @@ import re
 from typing import Any
 
 from haystack import Document, component, default_to_dict
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from document_store.qdrant_store import from_dict_sharing_store
+from document_store.knowledge_bases import from_dict_sharing_store
 from document_store.search_backend import SearchingComponent
+from document_store.stored_points import AnyStore
 from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.ranking import Ranking
 from helpers.statute_labels import LAW_NAME_PREFIX, article_no
@@ -33,10 +33,10 @@ class CitationLookup(SearchingComponent):
     knowledge base (or the ``law`` filter) leaves a single law.
 
     :param document_store: the store written by the indexing pipeline.
-    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` | ``edge`` (a payload filter on ``meta.key`` in Qdrant).
+    :param search_backend: ``auto`` | ``qdrant`` | ``edge`` (a payload filter on ``meta.key`` in Qdrant).
     """
 
-    def __init__(self, document_store: QdrantDocumentStore, search_backend: str = "auto") -> None:
+    def __init__(self, document_store: AnyStore, search_backend: str = "auto") -> None:
         self._bind_search(document_store, search_backend)
 
     def to_dict(self) -> dict[str, Any]:

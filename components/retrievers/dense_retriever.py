@@ -18,10 +18,10 @@ from typing import Any
 from haystack import Document, component, default_to_dict
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersTextEmbedder
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from document_store.qdrant_store import from_dict_sharing_store
+from document_store.knowledge_bases import from_dict_sharing_store
 from document_store.search_backend import SearchingComponent, shown_as_amended
+from document_store.stored_points import AnyStore
 from helpers.ranking import Ranking
 from helpers.statute_versions import with_versions
 
@@ -34,12 +34,12 @@ class DenseRetriever(SearchingComponent):
     :param embedder: a text embedder configured like the indexing side's document embedder.
     :param top_k: documents per query.
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
-    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server, else mirror).
+    :param search_backend: ``auto`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server).
     """
 
     def __init__(
         self,
-        document_store: QdrantDocumentStore,
+        document_store: AnyStore,
         embedder: SentenceTransformersTextEmbedder,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,

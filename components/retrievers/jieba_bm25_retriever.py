@@ -14,10 +14,10 @@ Usage::
 from typing import Any
 
 from haystack import Document, component, default_to_dict
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
-from document_store.qdrant_store import from_dict_sharing_store
+from document_store.knowledge_bases import from_dict_sharing_store
 from document_store.search_backend import SearchingComponent, shown_as_amended
+from document_store.stored_points import AnyStore
 from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
 from helpers.ranking import Ranking
 from helpers.statute_versions import with_versions
@@ -32,7 +32,7 @@ class JiebaBM25Retriever(SearchingComponent):
     the rest. Where that runs is the ``search_backend`` (`document_store.search_backend`): the in-process
     mirror, or Qdrant itself. Query and documents must use the same jieba ``mode`` and ``user_dict``.
 
-    :param document_store: the `QdrantDocumentStore` written by the indexing pipeline.
+    :param document_store: the store the indexing pipeline wrote (Qdrant Edge, or a Qdrant server).
     :param top_k: documents per query.
     :param mode: jieba mode, ``search`` or ``accurate``.
     :param user_dict: jieba user dictionary path; ``None`` = the bundled legal terms.
@@ -40,12 +40,12 @@ class JiebaBM25Retriever(SearchingComponent):
     :param char_ngrams: character n-gram sizes indexed besides the words (default unigrams and bigrams;
         ``[]`` = words only; must match the document encoder's).
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
-    :param search_backend: ``auto`` | ``mirror`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server, else mirror).
+    :param search_backend: ``auto`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server).
     """
 
     def __init__(
         self,
-        document_store: QdrantDocumentStore,
+        document_store: AnyStore,
         top_k: int = 10,
         mode: str = "search",
         user_dict: str | None = None,

@@ -4,7 +4,9 @@ from haystack.dataclasses import ByteStream, SparseEmbedding
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from haystack_integrations.document_stores.qdrant.converters import convert_haystack_documents_to_qdrant_points
 
-from components.writers.qdrant_point_writer import QdrantPointWriter, to_points
+from components.writers.qdrant_point_writer import QdrantPointWriter
+from document_store.edge_store import QdrantEdgeDocumentStore
+from document_store.stored_points import to_points
 from pipelines.yaml_export import ALLOWED_MODULES
 
 
@@ -34,9 +36,12 @@ def test_points_do_not_share_the_documents_mutable_data() -> None:
     assert docs[0].meta["nested"]["a"] == [1, {"b": 2}] and docs[0].embedding[0] == 0.5
 
 
-def test_writes_read_back_and_overwrite_by_id(tmp_path) -> None:
-    store = QdrantDocumentStore(path=str(tmp_path / "q"), index="t", embedding_dim=4, use_sparse_embeddings=True,
-                                write_batch_size=2)  # 3 batches for 5 documents
+@pytest.mark.parametrize("kind", ["edge", "local mode"])
+def test_writes_read_back_and_overwrite_by_id(tmp_path, kind: str) -> None:
+    store = (QdrantEdgeDocumentStore(path=str(tmp_path / "e"), embedding_dim=4, write_batch_size=2,
+                                     return_embedding=True) if kind == "edge" else
+             QdrantDocumentStore(path=str(tmp_path / "q"), index="t", embedding_dim=4, use_sparse_embeddings=True,
+                                 write_batch_size=2, return_embedding=True))  # 3 batches for 5 documents
     writer = QdrantPointWriter(document_store=store)
     docs = documents()[:2] + [Document(content=f"第{i}条", embedding=[float(i), 0.0, 0.0, 1.0]) for i in range(3)]
     assert writer.run(documents=docs)["documents_written"] == 5

@@ -3,6 +3,7 @@ import logging
 import math
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from haystack import Document
@@ -10,15 +11,15 @@ from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
+from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from document_store.edge_migration import copy_into_edge
 from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import qdrant_client_of
-from document_store.search_backend import EdgeSearch, open_search
+from document_store.search_backend import EdgeSearch, QdrantSearch, open_search
 from harness.openai_server import ScriptedOpenAIServer
 from helpers.jieba_tokenizer import JiebaTokenizer, term_id
 from helpers.statute_labels import article_no
@@ -34,23 +35,37 @@ def keys(docs):
     return [d.meta["key"] for d in docs]
 
 
-@pytest.fixture(params=["mirror", "qdrant", "edge"])
+@pytest.fixture(params=["qdrant", "edge"])
 def backend(request) -> str:
-    """Every retrieval test runs on every search backend: the in-process mirror, Qdrant's own search through
-    qdrant-client, and Qdrant's engine in-process (Qdrant Edge)."""
+    """Every retrieval test runs on both search backends: Qdrant's engine in-process (Qdrant Edge, the embedded
+    default) and a Qdrant server's search through qdrant-haystack (qdrant-client's local mode standing in for the
+    server: the same client calls and scores)."""
     return request.param
+
+
+def server_copy(edge: QdrantEdgeDocumentStore, path: Path) -> QdrantDocumentStore:
+    """The Edge store's documents, vectors and all, in a qdrant-haystack store as a server holds them."""
+    local = QdrantDocumentStore(path=str(path), index="kb", embedding_dim=edge.embedding_dim, similarity="cosine",
+                                use_sparse_embeddings=True, sparse_idf=True, progress_bar=False)
+    edge.return_embedding = True
+    try:
+        local.write_documents(edge.filter_documents())
+    finally:
+        edge.return_embedding = False
+    return local
 
 
 @pytest.fixture
 def store(fixture_store, backend, tmp_path):
-    """The fixture store, or for ``edge`` its copy in a Qdrant Edge shard (vectors copied, nothing re-embedded)."""
-    if backend != "edge":
+    """The fixture store (Qdrant Edge), or for ``qdrant`` its copy in a qdrant-haystack store (nothing
+    re-embedded)."""
+    if backend == "edge":
         yield fixture_store
         return
-    edge = QdrantEdgeDocumentStore(path=str(tmp_path / "edge"))
-    assert copy_into_edge(fixture_store, edge) == fixture_store.count_documents()
-    yield edge
-    edge.close()
+    local = server_copy(fixture_store, tmp_path / "server")
+    assert local.count_documents() == fixture_store.count_documents()
+    yield local
+    local.close()
 
 
 def test_bm25_path(store, backend):
@@ -156,43 +171,46 @@ def test_bm25_scores_are_lucene_bm25_on_every_backend(fixture_store, settings, t
 
     matching = {k: expected(k) for k in counts if expected(k) > 0}
     assert len(matching) >= 5
-    edge = QdrantEdgeDocumentStore(path=str(tmp_path / "edge"))
-    copy_into_edge(fixture_store, edge)
-    for searched, name in ((fixture_store, "mirror"), (fixture_store, "qdrant"), (edge, "edge")):
+    server = server_copy(fixture_store, tmp_path / "server")
+    for searched, name in ((server, "qdrant"), (fixture_store, "edge")):
         hits = open_search(searched, name).bm25(terms, top_k=len(docs))
         assert {d.meta["key"]: d.score for d in hits} == pytest.approx(matching, rel=1e-5)
-    edge.close()
+    server.close()
 
 
-def test_an_edge_store_is_searched_by_its_engine_only(fixture_store, tmp_path):
-    edge = QdrantEdgeDocumentStore(path=str(tmp_path / "edge"))
-    assert isinstance(open_search(edge, "auto"), EdgeSearch)
+def test_each_store_is_searched_by_its_own_engine(fixture_store, tmp_path):
+    server = server_copy(fixture_store, tmp_path / "server")
+    assert isinstance(open_search(fixture_store, "auto"), EdgeSearch)
+    assert isinstance(open_search(server, "auto"), QdrantSearch)
     with pytest.raises(ValueError, match="cannot search an Edge store"):
-        open_search(edge, "mirror")
-    with pytest.raises(ValueError, match="cannot search a qdrant-client store"):
-        open_search(fixture_store, "edge")
+        open_search(fixture_store, "qdrant")
+    with pytest.raises(ValueError, match="cannot search a Qdrant server"):
+        open_search(server, "edge")
+    with pytest.raises(ValueError, match="unknown search backend 'mirror'"):
+        open_search(fixture_store, "mirror")
+    server.close()
 
 
-def test_qdrant_backend_never_scrolls_the_collection(fixture_store, settings, monkeypatch):
+def test_qdrant_backend_never_scrolls_the_collection(fixture_store, settings, monkeypatch, tmp_path):
     """Issue 21: on the server-native path every search is a Qdrant query; nothing loads the collection."""
-    client = qdrant_client_of(fixture_store)
+    server = server_copy(fixture_store, tmp_path / "server")
+    client = qdrant_client_of(server)
 
     def no_scroll(*args, **kwargs):
         raise AssertionError("the qdrant search backend scrolled the collection")
 
     monkeypatch.setattr(client, "scroll", no_scroll)
-    pipeline = build_retrieval_pipeline(fixture_store, replace(settings, search_backend="qdrant"), top_k=5)
+    pipeline = build_retrieval_pipeline(server, replace(settings, search_backend="qdrant"), top_k=5)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["示例交通法第2条讲了什么", "机动车停放"], filters=ONLY_B)
     assert keys(docs)[0] == f"{LAW_B}第二条" and {d.meta["law"] for d in docs} == {LAW_B}
-    assert keys(CitationLookup(document_store=fixture_store, search_backend="qdrant").find("示例信息保护法第十三条之一")) \
+    assert keys(CitationLookup(document_store=server, search_backend="qdrant").find("示例信息保护法第十三条之一")) \
         == [f"{LAW_A}第十三条之一"]
-    with pytest.raises(AssertionError, match="scrolled"):  # the mirror, by contrast, loads by scrolling
-        open_search(fixture_store, "mirror").bm25(["机动车"], top_k=1)
+    server.close()
 
 
 def test_unknown_search_backend_is_refused_with_the_choices(fixture_store):
-    with pytest.raises(ValueError, match="auto, mirror, qdrant"):
+    with pytest.raises(ValueError, match="auto, qdrant, edge"):
         JiebaBM25Retriever(document_store=fixture_store, search_backend="elastic")
 
 
@@ -264,9 +282,9 @@ def test_retrievers_serialise_their_search_backend_and_share_the_store(fixture_s
     from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 
     components = [
-        JiebaBM25Retriever(document_store=fixture_store, top_k=7, char_ngrams=[1], search_backend="qdrant"),
-        DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=3, search_backend="qdrant"),
-        CitationLookup(document_store=fixture_store, search_backend="qdrant"),
+        JiebaBM25Retriever(document_store=fixture_store, top_k=7, char_ngrams=[1], search_backend="edge"),
+        DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=3, search_backend="edge"),
+        CitationLookup(document_store=fixture_store, search_backend="edge"),
         CitationLookup(document_store=fixture_store),
     ]
     for component in components:

@@ -20,7 +20,7 @@ from qdrant_client.http import models as rest
 
 from document_store.edge_filters import edge_filter
 from document_store.edge_store import QdrantEdgeDocumentStore
-from document_store.qdrant_store import StoreLockedError
+from document_store.qdrant_store import StoreConfigError, StoreLockedError
 
 
 def _stripped(documents: list[Document]) -> list[Document]:
@@ -62,13 +62,15 @@ class TestHaystackSuite(DocumentStoreBaseTests):
 
 
 def test_round_trip_keeps_settings_and_data(tmp_path: Path) -> None:
-    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4, hnsw_m=16, write_batch_size=7)
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4, hnsw_m=8, hnsw_ef=64, exact_below=50,
+                                    write_batch_size=7)
     store.write_documents([Document(id="a", content="甲", meta={"law": "民法典"}, embedding=[1.0, 0, 0, 0])])
     data = store.to_dict()
     store.close()
     again = QdrantEdgeDocumentStore.from_dict(data)
     assert again.to_dict() == data
-    assert data["init_parameters"]["hnsw_m"] == 16 and data["init_parameters"]["write_batch_size"] == 7
+    assert {k: data["init_parameters"][k] for k in ("hnsw_m", "hnsw_ef", "exact_below", "write_batch_size")} \
+        == {"hnsw_m": 8, "hnsw_ef": 64, "exact_below": 50, "write_batch_size": 7}
     assert [d.content for d in again.filter_documents({"field": "meta.law", "operator": "==", "value": "民法典"})] \
         == ["甲"]
     again.close()
@@ -76,7 +78,8 @@ def test_round_trip_keeps_settings_and_data(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"path": " "}, "folder path"), ({"path": "x", "embedding_dim": 0}, "embedding_dim"),
-    ({"path": "x", "hnsw_m": -1}, "hnsw_m"), ({"path": "x", "write_batch_size": 0}, "write_batch_size")])
+    ({"path": "x", "hnsw_m": -1}, "hnsw_m"), ({"path": "x", "hnsw_ef": 0}, "hnsw_ef"),
+    ({"path": "x", "exact_below": -1}, "exact_below"), ({"path": "x", "write_batch_size": 0}, "write_batch_size")])
 def test_bad_settings_are_clear_errors(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         QdrantEdgeDocumentStore(**kwargs)
@@ -87,7 +90,7 @@ def test_a_shard_made_for_other_vectors_is_refused(tmp_path: Path) -> None:
     assert made.count_documents() == 0  # the shard is made on first use
     made.close()
     store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=8)
-    with pytest.raises(ValueError, match="4-dimensional"):
+    with pytest.raises(StoreConfigError, match="4-dimensional"):
         store.count_documents()
     with pytest.raises(ValueError, match="dimensions"):
         QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4).query_dense([1.0, 0.0], top_k=1)
@@ -98,7 +101,7 @@ def test_a_second_owner_gets_the_store_in_use_error(tmp_path: Path) -> None:
     store = QdrantEdgeDocumentStore(path=str(path), embedding_dim=4)
     store.write_documents([Document(id="a", content="x", embedding=[1.0, 0, 0, 0])])
     script = ("from document_store.edge_store import QdrantEdgeDocumentStore as S\n"
-              "from document_store.qdrant_store import StoreLockedError\n"
+              "from document_store.qdrant_store import StoreConfigError, StoreLockedError\n"
               f"try:\n    S(path={str(path)!r}, embedding_dim=4).count_documents()\n"
               "except StoreLockedError as e:\n    print('LOCKED', e)")
     other = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
@@ -150,6 +153,49 @@ def test_searches_rank_as_qdrant_does(tmp_path: Path) -> None:
     assert sorted(edge.facet("meta.law", limit=10)) == [f"法{i}" for i in range(5)]
     edge.close()
     local.close()
+
+
+def test_points_are_those_qdrant_haystack_writes(tmp_path: Path) -> None:
+    """Read back raw, a point has the id, payload and vectors qdrant-haystack's converter gives the document (plus
+    the boolean twins)."""
+    from haystack_integrations.document_stores.qdrant.converters import convert_haystack_documents_to_qdrant_points
+
+    docs = _corpus(3, 4)
+    docs[0].meta["in_force"] = True
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4)
+    store.write_documents(docs)
+    theirs = {p.id: p for p in convert_haystack_documents_to_qdrant_points(docs, use_sparse_embeddings=True)}
+    for record in store.shard.retrieve(list(theirs), with_payload=True, with_vector=True):
+        expected = theirs[record.id.hex]
+        payload = dict(record.payload)
+        assert payload.pop("_edge_bool", None) == ({"in_force": 1} if expected.payload["id"] == "d0" else None)
+        assert payload == expected.payload
+        sparse = record.vector["text-sparse"]
+        assert (list(sparse.indices), list(sparse.values)) == (expected.vector["text-sparse"].indices,
+                                                               pytest.approx(expected.vector["text-sparse"].values))
+        norm = sum(x * x for x in expected.vector["text-dense"]) ** 0.5  # cosine vectors are stored normalised
+        assert record.vector["text-dense"] == pytest.approx([x / norm for x in expected.vector["text-dense"]],
+                                                            abs=1e-6)
+    store.close()
+
+
+def test_a_graph_is_built_from_exact_below_on(tmp_path: Path) -> None:
+    """Below ``exact_below`` articles `optimize()` leaves the dense vectors without a graph (exact search); from it
+    on it builds one, which a reopened store keeps and searches (top hit still the query's own vector)."""
+    docs = _corpus(120, 8)
+    small = QdrantEdgeDocumentStore(path=str(tmp_path / "small"), embedding_dim=8, exact_below=200)
+    small.write_documents(docs)
+    small.optimize()
+    assert small.shard.info().indexed_vectors_count == 120  # the sparse index only
+    small.close()
+    large = QdrantEdgeDocumentStore(path=str(tmp_path / "large"), embedding_dim=8, exact_below=100)
+    large.write_documents(docs)
+    large.optimize()
+    large.close()
+    again = QdrantEdgeDocumentStore(path=str(tmp_path / "large"), embedding_dim=8, exact_below=100)
+    assert again.shard.info().indexed_vectors_count == 240  # sparse + the dense graph
+    assert [again.query_dense(d.embedding, top_k=1)[0].id for d in docs[:20]] == [d.id for d in docs[:20]]
+    again.close()
 
 
 def test_unsupported_filters_are_clear_errors(tmp_path: Path) -> None:

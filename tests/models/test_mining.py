@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from document_store.collection_mirror import mirror_for
+from document_store.stored_points import articles_by_key
 from helpers.jieba_tokenizer import term_id
 from helpers.sparse_terms import BM25Matrix, bm25_vector
 from pipelines.indexing import Indexer, law_sources
@@ -48,9 +48,7 @@ def pipl_store(settings):
 
 def test_bm25_candidates_are_the_bm25_retrievers_ranking_without_a_store(settings, pipl_store):
     articles = corpus_articles(law_sources([PIPL]))
-    mirror = mirror_for(pipl_store)
-    mirror.refresh(force=True)
-    assert sorted(d.meta["key"] for d in articles) == sorted(mirror.by_key)
+    assert sorted(d.meta["key"] for d in articles) == sorted(articles_by_key(pipl_store))
     retriever = JiebaBM25Retriever(document_store=pipl_store, top_k=8)
     pools = bm25_pools(QUESTIONS, articles, settings, pool=8)
     for question, pool in zip(QUESTIONS, pools, strict=True):

@@ -68,7 +68,7 @@ def test_index_search_stats_round_trip(settings, capsys, tmp_path):
     assert out.splitlines()[1].endswith("手册第二条")
     code, out, _ = run_cli(capsys, "stats")
     assert code == 0 and "2 documents, 1 sources" in out and "complete" in out
-    assert "BM25: k1=1.2, b=0.75, average article length" in out and "searches run on: mirror" in out
+    assert "BM25: k1=1.2, b=0.75, average article length" in out and "searches run on: edge" in out
     # issue 29: which models the knowledge base was built with and which judge answers from it
     assert "models: every source embedded with multilingual-e5-small" in out and "judge: the LLM rubric" in out
 

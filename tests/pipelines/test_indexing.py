@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
 from interfaces.cli import main
 from pipelines import indexing
@@ -65,24 +64,22 @@ def test_changed_source_replaces_its_old_articles(store, settings, tmp_path):
 def test_interrupted_run_is_detected_and_finished_by_the_next(store, settings, tmp_path, monkeypatch):
     paths = [write(tmp_path / "员工手册.md", RULES_V1), write(tmp_path / "其他.md", "# 其他\n第一条 甲。\n第二条 乙。\n")]
     monkeypatch.setattr(indexing, "GROUP_SIZE", 1)  # one source per group
-    client = qdrant_client_of(store)
-    real_upsert = client.upsert
+    real_upsert = store.upsert  # article writes (the manifest has its own shard)
     calls = []
 
-    def crash_on_second_write(collection_name, points, **kwargs):
-        if collection_name == store.index:  # article writes, not the manifest's
-            calls.append(len(points))
-            if len(calls) == 2:
-                raise KeyboardInterrupt  # as if the user pressed Ctrl-C while the second source was being written
-        return real_upsert(collection_name=collection_name, points=points, **kwargs)
+    def crash_on_second_write(documents):
+        calls.append(len(documents))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C while the second source was being written
+        return real_upsert(documents)
 
-    monkeypatch.setattr(client, "upsert", crash_on_second_write)
+    monkeypatch.setattr(store, "upsert", crash_on_second_write)
     with pytest.raises(KeyboardInterrupt):
         Indexer(store, settings).index(file_sources(paths), progress=False)
     incomplete = SourceManifest(store).incomplete()
     assert [(r.source, r.status) for r in incomplete] == [("file:其他.md", INDEXING)]
 
-    monkeypatch.setattr(client, "upsert", real_upsert)
+    monkeypatch.setattr(store, "upsert", real_upsert)
     results = Indexer(store, settings).index(file_sources(paths), progress=False)
     # 员工手册 was weighted, in the interrupted run, with the average of both sources: nothing to reweight
     assert sorted((r.source, r.action, r.count) for r in results) == [
@@ -166,35 +163,21 @@ def test_sources_embedded_by_another_model_are_flagged_and_re_embedded(store, se
         assert "another embedding model" not in capsys.readouterr().err
 
 
-RULES_V3 = "# 员工手册\n第一章 总则\n第一条 员工可以远程办公。\n第二条 加班应当支付加班费。\n第三条 年终奖按绩效发放。\n"
 
 
-def test_a_source_replaced_elsewhere_with_as_many_articles_reaches_every_mirror(store, settings, tmp_path,
-                                                                                 monkeypatch):
-    """Issue 19, bug 6: a mirror reloaded only when the point count changed, so a source replaced by another
-    process (a server-mode deployment) with the same number of articles left BM25 and citations stale."""
-    from document_store import collection_mirror
-    from document_store.collection_mirror import CollectionMirror
-
-    Indexer(store, settings).index(file_sources([write(tmp_path / "员工手册.md", RULES_V1)]), progress=False)
-    elsewhere = CollectionMirror(store)  # another process's mirror: this process's writes never invalidate it
-    assert [d.content for d, _ in elsewhere.bm25(["请假"], top_k=1)] == ["员工请假需提前三天申请。"]
-    Indexer(store, settings).index(file_sources([write(tmp_path / "员工手册.md", RULES_V3)]), progress=False)
-    assert store.count_documents() == 3  # as many articles as before
-    monkeypatch.setattr(collection_mirror, "RECHECK_SECONDS", 0.0)
-    assert elsewhere.bm25(["请假"], top_k=1) == []
-    assert [d.content for d, _ in elsewhere.bm25(["远程", "办公"], top_k=1)] == ["员工可以远程办公。"]
-
-
-def test_the_writer_itself_invalidates_the_search_mirror(store, settings):
-    """Whatever writes a collection invalidates its caches: a bare indexing pipeline run (not `Indexer`) too."""
-    from document_store.collection_mirror import mirror_for
+def test_what_the_writer_writes_is_searched_at_once(store, settings):
+    """Whatever writes a knowledge base, a bare indexing pipeline run (not `Indexer`) too, the next search sees it:
+    the law names citations are recognised by (cached between writes) and the documents."""
+    from components.retrievers.citation_lookup import CitationLookup
     from document_store.text_files import text_document
 
-    assert mirror_for(store).laws() == []  # loaded, empty
+    lookup = CitationLookup(document_store=store)
+    lookup.warm_up()
+    assert lookup._search.laws() == []  # read, empty
     pipeline = indexing.build_indexing_pipeline(store, settings)
     pipeline.run({"splitter": {"documents": [text_document(RULES_V2.encode(), "员工手册.md")]}})
-    assert mirror_for(store).laws() == ["员工手册"]  # at once, not after the next periodic check
+    assert lookup._search.laws() == ["员工手册"]  # at once, not after a periodic re-read
+    assert [d.meta["key"] for d in lookup.run(queries=["员工手册第二条"])["documents"]] == ["员工手册第二条"]
 
 
 SHORT = "# 短则\n第一条 禁止吸烟。\n第二条 保持安静。\n"
@@ -203,11 +186,18 @@ LONG = "# 长则\n" + "".join(
     for n in "一二三四五六")
 
 
+def with_vectors(store) -> list:
+    """The stored documents with their dense and sparse vectors."""
+    store.return_embedding = True
+    try:
+        return store.filter_documents()
+    finally:
+        store.return_embedding = False
+
+
 def stored_sparse(store) -> dict[str, dict[int, float]]:
-    client = qdrant_client_of(store)
-    points, _ = client.scroll(store.index, limit=100, with_payload=True, with_vectors=True)
-    return {p.payload["meta"]["key"]: dict(zip(p.vector["text-sparse"].indices, p.vector["text-sparse"].values,
-                                               strict=True)) for p in points}
+    return {d.meta["key"]: dict(zip(d.sparse_embedding.indices, d.sparse_embedding.values, strict=True))
+            for d in with_vectors(store)}
 
 
 def expected_sparse(store, settings) -> dict[str, dict[int, float]]:
@@ -234,14 +224,13 @@ def test_bm25_weights_follow_the_collections_average_length(store, settings, tmp
     average more than BM25_MAX_DRIFT off is reweighted in place (sparse vectors only) by the next index."""
     Indexer(store, settings).index(file_sources([write(tmp_path / "短则.md", SHORT)]), progress=False)
     assert_weights_current(store, settings)
-    client = qdrant_client_of(store)
-    dense_before = {p.id: p.vector["text-dense"] for p in client.scroll(store.index, with_vectors=True)[0]}
+    dense_before = {d.id: d.embedding for d in with_vectors(store)}
     before = {r.source: r.bm25_avgdl for r in SourceManifest(store).all()}
     results = Indexer(store, settings).index(file_sources([write(tmp_path / "长则.md", LONG)]), progress=False)
     assert [(r.source, r.action, r.count) for r in results] == [("file:长则.md", "added", 6)]  # what was asked
     assert SourceManifest(store).get("file:短则.md").bm25_avgdl > 2 * before["file:短则.md"]  # and 短则 reweighted
     assert_weights_current(store, settings)
-    dense_after = {p.id: p.vector["text-dense"] for p in client.scroll(store.index, with_vectors=True)[0]}
+    dense_after = {d.id: d.embedding for d in with_vectors(store)}
     assert {i: dense_after[i] for i in dense_before} == dense_before  # no re-embedding
     records = SourceManifest(store).all()
     avgdl = sum(r.length for r in records) / sum(r.count for r in records)
@@ -269,24 +258,20 @@ def test_changing_k1_reweights_everything_at_the_next_index(store, settings, tmp
 
 def test_a_store_of_raw_term_frequencies_is_reweighted_by_the_next_index(store, settings, tmp_path):
     """Stores written before issue 21 held raw term frequencies and manifest records without lengths."""
-    from haystack_integrations.document_stores.qdrant.converters import SPARSE_VECTORS_NAME
-    from qdrant_client import models
+    from haystack.dataclasses import SparseEmbedding
 
     from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
     from document_store.source_manifest import SourceRecord
+    from document_store.stored_points import stored_points
 
     paths = [write(tmp_path / "短则.md", SHORT), write(tmp_path / "长则.md", LONG)]
     Indexer(store, settings).index(file_sources(paths), progress=False)
-    client = qdrant_client_of(store)
     encoder = JiebaBM25DocumentEncoder()
-    points, _ = client.scroll(store.index, limit=100, with_payload=True)
-    old_vectors = []
-    for point in points:
-        counts = encoder.term_counts(store.filter_documents({"field": "id", "operator": "==",
-                                                             "value": point.payload["id"]})[0])
-        old_vectors.append(models.PointVectors(id=point.id, vector={SPARSE_VECTORS_NAME: models.SparseVector(
-            indices=sorted(counts), values=[float(counts[i]) for i in sorted(counts)])}))
-    client.update_vectors(store.index, points=old_vectors, wait=True)
+    points = stored_points(store)
+    for ids, documents in points.scroll_sources({"file:短则.md", "file:长则.md"}):
+        counts = [encoder.term_counts(doc) for doc in documents]
+        points.set_sparse([(i, SparseEmbedding(indices=sorted(c), values=[float(c[t]) for t in sorted(c)]))
+                           for i, c in zip(ids, counts, strict=True)])
     manifest = SourceManifest(store)
     for record in manifest.all():  # an old record: no length, no BM25 parameters
         manifest._put(SourceRecord(record.source, record.status, record.content_hash, record.count,

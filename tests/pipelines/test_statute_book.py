@@ -11,8 +11,8 @@ from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
-from document_store.qdrant_store import qdrant_client_of
 from document_store.source_manifest import SourceManifest
+from document_store.stored_points import stored_points
 from helpers.answer_check import AnswerChecker
 from helpers.statute_versions import with_versions
 from pipelines.embedders import text_embedder
@@ -124,17 +124,27 @@ def test_a_citation_of_a_superseded_version_is_marked(retrievers):
     assert "〔" not in AnswerChecker([current]).check("依据《中华人民共和国商标法》第十条。").text
 
 
+def vectors(store) -> dict[str, tuple]:
+    """Each stored document's dense and sparse vectors."""
+    store.return_embedding = True
+    try:
+        return {d.id: (d.embedding, d.sparse_embedding.to_dict()) for d in store.filter_documents()}
+    finally:
+        store.return_embedding = False
+
+
 def test_an_older_store_is_migrated_in_place_without_re_embedding(tmp_path, e5_model):
     settings = Settings(qdrant_path=tmp_path / "qdrant", embedding_model=str(e5_model))
     store = open_document_store(settings)
     try:
         Indexer(store, settings).index(law_sources(["刑法修正案（十二）"]), progress=False)
-        client = qdrant_client_of(store)
-        points, _ = client.scroll(store.index, limit=100, with_payload=True, with_vectors=True)
-        for point in points:  # as a store indexed before versions holds them: no version fields, no links
-            old = {k: v for k, v in point.payload["meta"].items()
-                   if k not in ("in_force", "valid_from", "valid_to", "version_date", "amends")}
-            client.set_payload(store.index, payload={"meta": old}, points=[point.id], wait=True)
+        points = stored_points(store)
+        before = vectors(store)
+        for ids, documents in points.scroll_sources({"law:中华人民共和国刑法修正案（十二）"}):
+            points.set_metas([(i, {k: v for k, v in doc.meta.items()  # as a store indexed before versions holds
+                                   if k not in ("in_force", "valid_from", "valid_to", "version_date", "amends")})
+                              for i, doc in zip(ids, documents, strict=True)])  # them: no version fields, no links
+        assert not any("in_force" in d.meta for d in store.filter_documents())
         manifest = SourceManifest(store)
         record, = manifest.all()
         manifest._put(replace(record, meta_hash=""))
@@ -142,11 +152,10 @@ def test_an_older_store_is_migrated_in_place_without_re_embedding(tmp_path, e5_m
 
         result, = Indexer(store, settings).index(law_sources(["刑法修正案（十二）"]), progress=False)
         assert (result.action, result.count) == ("relabelled", 8)
-        after, _ = client.scroll(store.index, limit=100, with_payload=True, with_vectors=True)
-        before = {p.id: p.vector for p in points}
-        assert {p.id: p.vector for p in after} == before  # nothing re-embedded
-        assert all(p.payload["meta"]["in_force"] is True for p in after)
-        assert sum(bool(p.payload["meta"].get("amends")) for p in after) == 7  # 条目八 is the effective-date clause
+        assert vectors(store) == before  # nothing re-embedded
+        after = store.filter_documents()
+        assert all(d.meta["in_force"] is True for d in after)
+        assert sum(bool(d.meta.get("amends")) for d in after) == 7  # 条目八 is the effective-date clause
         again, = Indexer(store, settings).index(law_sources(["刑法修正案（十二）"]), progress=False)
         assert again.action == "unchanged" and manifest.unversioned() == []
     finally:

@@ -17,7 +17,14 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient, models
 
 from config.settings import Settings
-from document_store.qdrant_store import StoreConfigError, StoreLocation, list_collections, open_qdrant_store
+from document_store.knowledge_bases import open_store
+from document_store.qdrant_store import (
+    StoreConfigError,
+    StoreLocation,
+    connect_qdrant_store,
+    list_collections,
+    open_qdrant_store,
+)
 from interfaces.chat_api import http_errors
 from interfaces.cli import main
 from pipelines.stores import open_document_store, store_location
@@ -155,6 +162,12 @@ def make_collection(folder, name: str, dense: models.VectorParams | dict, sparse
 COSINE_384 = models.VectorParams(size=384, distance=models.Distance.COSINE)
 
 
+def server_store(folder, name: str) -> QdrantDocumentStore:
+    """The store a server collection gets (qdrant-client's local mode standing in for the server)."""
+    return QdrantDocumentStore(path=str(folder / name), index=name, embedding_dim=384, use_sparse_embeddings=True,
+                               sparse_idf=True, similarity="cosine", progress_bar=False)
+
+
 @pytest.mark.parametrize(
     ("dense", "sparse", "message"),
     [({"text-dense": models.VectorParams(size=8, distance=models.Distance.COSINE)},
@@ -169,20 +182,28 @@ COSINE_384 = models.VectorParams(size=384, distance=models.Distance.COSINE)
 )
 def test_incompatible_collection_is_a_one_line_error(tmp_path, dense, sparse, message):
     make_collection(tmp_path, "kb", dense, sparse)
-    location = StoreLocation(path=tmp_path, embedding_dim=384)
     with pytest.raises(StoreConfigError) as error:
-        open_qdrant_store(location, "kb")
+        connect_qdrant_store(server_store(tmp_path, "kb"))
     assert_one_line(error, "Collection 'kb'", message, "re-index")
     client = QdrantClient(path=str(tmp_path / "kb"))  # the failed open released the folder
     client.close()
 
 
 def test_a_collection_made_by_the_store_itself_opens(tmp_path):
-    location = StoreLocation(path=tmp_path, embedding_dim=384)
-    open_qdrant_store(location, "ours").close()
-    store = open_qdrant_store(location, "ours")
+    made = server_store(tmp_path, "ours")
+    connect_qdrant_store(made)
+    made.close()
+    store = server_store(tmp_path, "ours")
+    connect_qdrant_store(store)
     assert store.count_documents() == 0
     store.close()
+
+
+def test_an_edge_store_made_for_other_vectors_is_a_one_line_error(tmp_path):
+    open_store(StoreLocation(path=tmp_path, embedding_dim=8), "kb").close()
+    with pytest.raises(StoreConfigError) as error:
+        open_store(StoreLocation(path=tmp_path, embedding_dim=384), "kb")
+    assert_one_line(error, "8-dimensional vectors, not 384", "re-index")
 
 
 def test_cli_prints_one_line_for_an_unreachable_server(settings, capsys, monkeypatch):
