@@ -46,7 +46,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = bench_settings()
     queries = [q["query"] for q in load_queries(DEFAULT_QUERIES)[: args.requests]]
-    env = {"QDRANT_PATH": str(Path(settings.qdrant_path).resolve()), "COLLECTION": settings.collection,
+    env = {"QDRANT_PATH": str(Path(settings.qdrant_path).resolve()), "QDRANT_COLLECTION": settings.collection,
            "EMBEDDING_MODEL": str(settings.embedding_model), "LLM_BASE_URL": "http://127.0.0.1:9/v1"}
     started = time.perf_counter()
     with ServerProcess(env, timeout=600) as server:

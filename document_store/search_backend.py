@@ -139,7 +139,8 @@ class EdgeSearch:
         self._laws = LawNames(lambda: store.facet("meta.law", LAW_FACET_LIMIT), lambda: store.writes)
 
     def warm_up(self) -> None:
-        self.store.open()  # a pipeline warms its components up on every run: free once the shard is open
+        self.store.open()  # a pipeline warms its components up on every run: both are free after the first call
+        self.store.preload()
 
     def bm25(self, terms: list[str], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]:
         vector = query_vector(terms)
