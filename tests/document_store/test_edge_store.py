@@ -263,7 +263,7 @@ def test_searches_never_return_a_stale_cached_document(tmp_path: Path) -> None:
     again = store.query_dense([1.0, 0, 0, 0], top_k=3)
     assert [d.content for d in again] == ["旧0", "新1"]
     assert all(d.score is not None and d.score > 0.9 for d in again)
-    assert len(store._documents) <= 2  # bounded
+    assert len(store._cache) <= 2  # bounded
     store.close()
 
 
@@ -271,7 +271,7 @@ def test_preloading_fills_the_cache_once_and_stays_current(tmp_path: Path) -> No
     store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4, cache_size=3)
     store.write_documents([Document(id=f"d{i}", content=f"旧{i}", embedding=[1.0, 0.1 * i, 0, 0]) for i in range(5)])
     store.preload()
-    assert len(store._documents) == 3  # bounded by cache_size
+    assert len(store._cache) == 3  # bounded by cache_size
     store.write_documents([Document(id="d0", content="新0", embedding=[1.0, 0, 0, 0])], policy=DuplicatePolicy.OVERWRITE)
     store.preload()  # once per store object: nothing re-read, nothing stale kept
     assert [d.content for d in store.query_dense([1.0, 0, 0, 0], top_k=2)] == ["新0", "旧1"]
