@@ -16,8 +16,10 @@ import resource
 import shutil
 import sys
 import time
+from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,6 +58,25 @@ def bench_retrieval(settings: Settings, top_k: int = 10) -> tuple[QdrantDocument
     return store, pipeline
 
 
+def timed(owner: Any, method: str, spent: dict[str, float], label: str, nested: str | None = None) -> None:
+    """Replace ``owner.method`` by a wrapper adding its seconds to ``spent[label]`` (where the time goes), less
+    what a ``nested`` label timed meanwhile (counted there)."""
+    run: Callable[..., Any] = getattr(owner, method)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started, before = time.perf_counter(), spent[nested] if nested else 0.0
+        try:
+            return run(*args, **kwargs)
+        finally:
+            spent[label] += time.perf_counter() - started - ((spent[nested] - before) if nested else 0.0)
+
+    setattr(owner, method, wrapper)
+
+
+STAGES = {"splitter": "split into articles", "bm25": "jieba BM25 weights", "embedder": "dense embedding",
+          "writer": "write to the store"}
+
+
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -90,9 +111,16 @@ def main() -> None:
     store = open_document_store(settings)
     pipeline = build_indexing_pipeline(store, settings)
     pipeline.warm_up()
+    indexer = Indexer(store, settings, pipeline)
+    spent: dict[str, float] = defaultdict(float)
+    for name, label in STAGES.items():
+        timed(pipeline.get_component(name), "run", spent, label)
+    timed(indexer, "_avgdl_after", spent, "average-length pre-pass (tokenise)", nested=STAGES["splitter"])
+    timed(indexer.points, "optimize", spent, "optimise (HNSW build)")
     started = time.perf_counter()
-    Indexer(store, settings, pipeline).index(sources, progress=True)
+    indexer.index(sources, progress=True)
     pipeline_seconds = time.perf_counter() - started
+    spent["the rest (pipeline input copies, manifest, deletes)"] = pipeline_seconds - sum(spent.values())
     pipeline_peak = peak_rss_mib()
     count = store.count_documents()
     store.close()
@@ -108,6 +136,8 @@ def main() -> None:
         print(f"bare encode: {len(texts)} texts in {bare_seconds:.1f} s")
 
     ratio = f"{pipeline_seconds / bare_seconds:.3f}" if bare_seconds else "n/a"
+    stages = "\n".join(f"| {label} | {seconds:.1f} s | {100 * seconds / pipeline_seconds:.1f} % |"
+                       for label, seconds in spent.items())
     bare = f"{bare_seconds:.1f} s ({n_articles / bare_seconds:.1f} articles/s)" if bare_seconds else "not run"
     report = f"""# Indexing benchmark
 
@@ -123,10 +153,16 @@ Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_v
 | pipeline throughput | {n_articles / pipeline_seconds:.1f} articles/s |
 | peak memory (RSS) during the pipeline run | {pipeline_peak:.0f} MiB |
 | bare `SentenceTransformer.encode` on the same texts, same model and backend | {bare} |
-| ratio pipeline / bare encode (goal ≤ 1.15) | {ratio} |
+| ratio pipeline / bare encode (goal ≤ 1.05) | {ratio} |
 
 Model loading is excluded from both timings (the pipeline is warmed up first; the bare model is loaded before
 its timer starts).
+
+Where the pipeline's time went:
+
+| stage | seconds | share |
+|---|---|---|
+{stages}
 """
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(report, encoding="utf-8")

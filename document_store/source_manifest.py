@@ -9,9 +9,9 @@ answering from half an index.
 Usage::
 
     manifest = SourceManifest(store)
-    manifest.mark_indexing("law:民法典", content_hash="…")
+    manifest.mark_indexing({"law:民法典": "<content hash>"})
     ...write documents...
-    manifest.mark_complete("law:民法典", content_hash="…", count=1260)
+    manifest.mark_complete([completed("law:民法典", "<content hash>", count=1260)])
     manifest.incomplete()   # sources whose indexing never finished
 """
 
@@ -55,10 +55,17 @@ class SourceRecord:
         return self.bm25_avgdl > 0 and (self.bm25_k1, self.bm25_b) == (k1, b)
 
 
+def completed(source: str, content_hash: str, count: int, embedding: str = "", length: int = 0,
+              bm25: tuple[float, float, float] = (0.0, 0.0, 0.0), meta_hash: str = "") -> SourceRecord:
+    """The record of a finished source; ``bm25`` = the (k1, b, avgdl) its BM25 weights were computed with."""
+    return SourceRecord(source, COMPLETE, content_hash, count, time.time(), embedding, length, *bm25,
+                        meta_hash=meta_hash)
+
+
 class Records(Protocol):
     """Where a manifest keeps its records: one payload per source name."""
 
-    def put(self, source: str, payload: dict[str, Any]) -> None: ...
+    def put(self, payloads: dict[str, dict[str, Any]]) -> None: ...  # source name -> payload, one write
     def get(self, source: str) -> dict[str, Any] | None: ...
     def all(self) -> list[dict[str, Any]]: ...
     def remove(self, source: str) -> None: ...
@@ -74,9 +81,9 @@ class CollectionRecords:
         if not self._client.collection_exists(self.collection):
             self._client.create_collection(self.collection, vectors_config={})
 
-    def put(self, source: str, payload: dict[str, Any]) -> None:
-        self._client.upsert(self.collection, wait=True,
-                            points=[models.PointStruct(id=_point_id(source), vector={}, payload=payload)])
+    def put(self, payloads: dict[str, dict[str, Any]]) -> None:
+        self._client.upsert(self.collection, wait=True, points=[
+            models.PointStruct(id=_point_id(source), vector={}, payload=payload) for source, payload in payloads.items()])
 
     def get(self, source: str) -> dict[str, Any] | None:
         points = self._client.retrieve(self.collection, [_point_id(source)], with_payload=True)
@@ -103,8 +110,9 @@ class EdgeRecords:
     def __init__(self, store: QdrantEdgeDocumentStore) -> None:
         self._store = store.companion("__sources")
 
-    def put(self, source: str, payload: dict[str, Any]) -> None:
-        self._store.write_documents([Document(id=source, meta=payload)], policy=DuplicatePolicy.OVERWRITE)
+    def put(self, payloads: dict[str, dict[str, Any]]) -> None:
+        self._store.write_documents([Document(id=source, meta=payload) for source, payload in payloads.items()],
+                                    policy=DuplicatePolicy.OVERWRITE)
 
     def get(self, source: str) -> dict[str, Any] | None:
         found = self._store.get_documents_by_id([source])
@@ -127,8 +135,9 @@ class SourceManifest:
         self._records: Records = (EdgeRecords(store) if isinstance(store, QdrantEdgeDocumentStore)
                                   else CollectionRecords(store))
 
-    def _put(self, record: SourceRecord) -> None:
-        self._records.put(record.source, asdict(record))
+    def _put(self, *records: SourceRecord) -> None:
+        if records:
+            self._records.put({record.source: asdict(record) for record in records})
 
     def get(self, source: str) -> SourceRecord | None:
         payload = self._records.get(source)
@@ -140,14 +149,14 @@ class SourceManifest:
     def incomplete(self) -> list[SourceRecord]:
         return [r for r in self.all() if r.status != COMPLETE]
 
-    def mark_indexing(self, source: str, content_hash: str) -> None:
-        self._put(SourceRecord(source, INDEXING, content_hash, 0, time.time()))
+    def mark_indexing(self, hashes: dict[str, str]) -> None:
+        """Record that the sources ``hashes`` names (source name -> content hash) are being written, in one write."""
+        now = time.time()
+        self._put(*(SourceRecord(source, INDEXING, content_hash, 0, now) for source, content_hash in hashes.items()))
 
-    def mark_complete(self, source: str, content_hash: str, count: int, embedding: str = "", length: int = 0,
-                      bm25: tuple[float, float, float] = (0.0, 0.0, 0.0), meta_hash: str = "") -> None:
-        """Record a finished source; ``bm25`` = the (k1, b, avgdl) its BM25 weights were computed with."""
-        self._put(SourceRecord(source, COMPLETE, content_hash, count, time.time(), embedding, length, *bm25,
-                               meta_hash=meta_hash))
+    def mark_complete(self, records: list[SourceRecord]) -> None:
+        """Record finished sources (see `completed`), in one write."""
+        self._put(*records)
 
     def relabelled(self, record: SourceRecord, meta_hash: str) -> None:
         """Record that a complete source's metadata was rewritten in place (its vectors kept)."""

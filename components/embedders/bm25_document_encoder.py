@@ -19,7 +19,11 @@ Usage::
 """
 
 
+import hashlib
+from array import array
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from haystack import Document, component
@@ -70,10 +74,36 @@ class JiebaBM25DocumentEncoder:
         self.b = b
         self._tokenizer = JiebaTokenizer(mode=mode, user_dict=user_dict, stopwords=stopwords,
                                          char_ngrams=self.char_ngrams)
+        self._kept: dict[bytes, tuple[array, array]] | None = None
+        self._keep_at_most = 0
 
     def term_counts(self, doc: Document) -> Counter[int]:
-        """{term id: count} of the text BM25 sees for ``doc``."""
-        return Counter(term_id(t) for t in self._tokenizer.tokenize(bm25_text(doc, self.meta_fields_to_index)))
+        """{term id: count} of the text BM25 sees for ``doc`` (inside `counting_once`, a text counted before is
+        not tokenised again)."""
+        text = bm25_text(doc, self.meta_fields_to_index)
+        if self._kept is None:
+            return self._count(text)
+        key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        if (kept := self._kept.pop(key, None)) is not None:
+            return Counter(dict(zip(*kept, strict=True)))
+        counts = self._count(text)
+        if len(self._kept) < self._keep_at_most:
+            self._kept[key] = (array("i", counts.keys()), array("i", counts.values()))
+        return counts
+
+    @contextmanager
+    def counting_once(self, keep_at_most: int = 100_000) -> Iterator[None]:
+        """Within the block, the term counts of a text are kept (compactly, up to ``keep_at_most`` texts) until
+        it is counted a second time: the `Indexer` counts every article once for the collection's average length,
+        then runs the pipeline over the same articles, which need not be tokenised again."""
+        self._kept, self._keep_at_most = {}, keep_at_most
+        try:
+            yield
+        finally:
+            self._kept, self._keep_at_most = None, 0
+
+    def _count(self, text: str) -> Counter[int]:
+        return Counter(term_id(t) for t in self._tokenizer.tokenize(text))
 
     @component.output_types(documents=list[Document], lengths=list[int], avgdl=float)
     def run(self, documents: list[Document], avgdl: float | None = None) -> dict:

@@ -23,7 +23,7 @@ from document_store.knowledge_bases import (
     shared_store_from_dict,
 )
 from document_store.qdrant_store import StoreLocation
-from document_store.source_manifest import SourceManifest
+from document_store.source_manifest import SourceManifest, completed
 
 
 def articles(count: int, dim: int = 8) -> list[Document]:
@@ -40,7 +40,7 @@ def old_local_mode_kb(root: Path, name: str, docs: list[Document]) -> None:
     local = QdrantDocumentStore(path=str(root / name), index=name, embedding_dim=8, use_sparse_embeddings=True,
                                 sparse_idf=True, similarity="cosine", progress_bar=False)
     local.write_documents(docs)
-    SourceManifest(local).mark_complete("law:示例法", "hash", len(docs), "e5", 40, (1.2, 0.75, 2.0), "meta")
+    SourceManifest(local).mark_complete([completed("law:示例法", "hash", len(docs), "e5", 40, (1.2, 0.75, 2.0), "meta")])
     local.close()
 
 

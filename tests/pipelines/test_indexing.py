@@ -313,3 +313,24 @@ def test_one_run_weights_everything_it_writes_with_the_final_average(store, sett
     results = Indexer(store, settings).index(file_sources(paths), progress=False)
     assert sorted((r.source, r.action) for r in results) == [("file:短则.md", "added"), ("file:长则.md", "added")]
     assert_weights_current(store, settings)
+
+
+def test_a_run_tokenises_each_article_once_and_writes_the_manifest_once_per_group(store, settings, tmp_path,
+                                                                                   monkeypatch):
+    """The average-length pre-pass and the pipeline share one tokenisation per article; the manifest records of
+    a group's sources go in one write before and one after its articles (not two per source)."""
+    paths = [write(tmp_path / "员工手册.md", RULES_V1), write(tmp_path / "其他.md", "# 其他\n第一条 甲。\n第二条 乙。\n")]
+    indexer = Indexer(store, settings)
+    tokenised, manifest_writes = [], []
+    tokenize = indexer.encoder._tokenizer.tokenize
+    monkeypatch.setattr(indexer.encoder._tokenizer, "tokenize", lambda text: tokenised.append(text) or tokenize(text))
+    records = store.companion("__sources")
+    write_records = records.write_documents
+    monkeypatch.setattr(records, "write_documents", lambda documents, policy: (
+        manifest_writes.append(len(documents)) or write_records(documents, policy)))
+    results = indexer.index(file_sources(paths), progress=False)
+    assert sorted((r.action, r.count) for r in results) == [("added", 2), ("added", 3)]
+    assert len(tokenised) == 5 == len(set(tokenised))
+    assert manifest_writes == [2, 2]
+    assert [r.status for r in SourceManifest(store).all()] == [COMPLETE, COMPLETE]
+    assert_weights_current(store, settings)
