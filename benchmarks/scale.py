@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import os
 import platform
@@ -30,7 +31,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -49,7 +50,6 @@ from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
 from document_store.edge_store import EXACT_BELOW, HNSW_EF, QdrantEdgeDocumentStore
 from helpers.chinese_numerals import int_to_cn
-from helpers.sparse_terms import bm25_vector
 from helpers.statute_versions import version_filter
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 from pipelines.stores import open_document_store
@@ -70,62 +70,65 @@ def real_articles(settings: Settings) -> list[Document]:
         store.close()
 
 
-def synthetic(real: list[Document], count: int, seed: int = 0) -> list[Document]:
-    """``count`` articles recombined from pairs of real ones (see the module docstring)."""
+def articles(real: list[Document], size: int, seed: int = 0) -> Iterator[Document]:
+    """``size`` articles: the real ones first, then synthetic ones recombined from pairs of real ones (see the
+    module docstring), made one at a time (a million of them with their vectors would not fit in memory)."""
+    yield from real[:size]
     rng = random.Random(seed)
-    out = []
-    for j in range(count):
+    for j in range(max(0, size - len(real))):
         a, b = rng.choice(real), rng.choice(real)
         first = [s for s in (a.content or "").split("。") if s]
         second = [s for s in (b.content or "").split("。") if s]
         text = "。".join(first[: max(1, len(first) // 2)] + second[len(second) // 2:]) + "。"
         law, number = f"合成法{j // PER_LAW:05d}", f"第{int_to_cn(j % PER_LAW + 1)}条"
         vector = np.asarray(a.embedding) + np.asarray(b.embedding)
-        out.append(Document(content=text, embedding=(vector / np.linalg.norm(vector)).tolist(), meta={
+        yield Document(content=text, embedding=(vector / np.linalg.norm(vector)).tolist(), meta={
             "law": law, "article_no": number, "key": law + number, "chapter": None, "section": None,
-            "source": f"synthetic:{law}", "status": "现行有效"}))
-    return out
+            "source": f"synthetic:{law}", "status": "现行有效"})
 
 
-def weighted(size: int, real: list[Document], settings: Settings) -> tuple[list[Document], float]:
-    """``size`` articles (the real ones first, then synthetic) with their BM25 weights, and the seconds the
-    weighting took."""
-    docs = real[:size] + synthetic(real, max(0, size - len(real)))
-    encoder = JiebaBM25DocumentEncoder(k1=settings.bm25_k1, b=settings.bm25_b)
-    started = time.perf_counter()
-    counts: list[Counter[int]] = [encoder.term_counts(d) for d in docs]
-    avgdl = sum(sum(c.values()) for c in counts) / len(counts)
-    docs = [dataclasses.replace(d, sparse_embedding=bm25_vector(c, avgdl, encoder.k1, encoder.b))
-            for d, c in zip(docs, counts, strict=True)]
-    return docs, time.perf_counter() - started
+def batches(docs: Iterator[Document], size: int = 4096) -> Iterator[list[Document]]:
+    while batch := list(itertools.islice(docs, size)):
+        yield batch
 
 
 def build(path: Path, size: int, real: list[Document], settings: Settings) -> dict[str, float]:
     """A Qdrant Edge store of ``size`` articles at ``path`` with its HNSW graph (built by the engine's optimizer,
-    timed apart); reused when it already holds them."""
+    timed apart); reused when it already holds them. Streamed as indexing does: every article's terms counted
+    once for the average length (kept compactly), then weighted and written 4,096 at a time."""
     marker = path / "built.json"
     if marker.is_file() and json.loads(marker.read_text())["size"] == size:
         return json.loads(marker.read_text())
     shutil.rmtree(path, ignore_errors=True)
-    docs, weighting_s = weighted(size, real, settings)
-    started = time.perf_counter()
+    encoder = JiebaBM25DocumentEncoder(k1=settings.bm25_k1, b=settings.bm25_b)
     store = open_document_store(dataclasses.replace(settings, qdrant_path=path, collection="scale"))
     writer = QdrantPointWriter(document_store=store)  # what the indexing pipeline writes with
-    for start in range(0, len(docs), 4096):
-        writer.run(documents=docs[start:start + 4096])
-    write_s = time.perf_counter() - started
+    weighting_s = write_s = 0.0
+    sparse_terms = payload_bytes = 0
+    with encoder.counting_once(keep_at_most=size):
+        started = time.perf_counter()
+        length = sum(sum(encoder.term_counts(d).values()) for d in articles(real, size))
+        weighting_s += time.perf_counter() - started
+        for batch in batches(articles(real, size)):
+            started = time.perf_counter()
+            weighted = encoder.run(documents=batch, avgdl=length / size)["documents"]
+            weighting_s += time.perf_counter() - started
+            started = time.perf_counter()
+            writer.run(documents=weighted)
+            write_s += time.perf_counter() - started
+            sparse_terms += sum(len(d.sparse_embedding.indices) for d in weighted if d.sparse_embedding)
+            payload_bytes += sum(len(json.dumps({"content": d.content, "meta": d.meta}, ensure_ascii=False).encode())
+                                 for d in batch)
     started = time.perf_counter()
     store.optimize()  # the HNSW graph (the store's default m, from its exact_below size on), as indexing does
     index_s = time.perf_counter() - started
     stored = store.count_documents()
     store.close()
-    sparse_nnz = statistics.mean(len(d.sparse_embedding.indices) for d in docs if d.sparse_embedding)
-    payload = statistics.mean(len(json.dumps({"content": d.content, "meta": d.meta}, ensure_ascii=False).encode())
-                              for d in docs)
     disk = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     built = {"size": stored, "store": "Qdrant Edge", "weighting_s": weighting_s,
              "write_s": write_s, "index_s": index_s, "disk_bytes": disk,
-             "sparse_nnz": sparse_nnz, "payload_bytes": payload, "dense_bytes": 4 * len(docs[0].embedding)}
+             "sparse_nnz": sparse_terms / size, "payload_bytes": payload_bytes / size,
+             "dense_bytes": 4 * len(real[0].embedding)}
     marker.write_text(json.dumps(built))
     return built
 
@@ -159,8 +162,10 @@ def measure(path: Path, queries: list[str]) -> dict:
     latency: dict[str, list[float]] = {mode: [] for mode in pipelines}
     latency["citation"] = []
     cited = 0
-    for query in queries:
-        for mode, pipeline in pipelines.items():
+    for mode, pipeline in pipelines.items():  # each path from the same start: the cache a warm-up leaves
+        store.drop_cache()
+        pipeline.warm_up()
+        for query in queries:
             started = time.perf_counter()
             retrieve(pipeline, [query], top_k=10)
             latency[mode].append(1000 * (time.perf_counter() - started))
@@ -251,7 +256,9 @@ the embedded store. Dense 384 float32; a sparse term is a u32 index and an f32 w
 
 RSS is the measuring process's resident memory: at start (Python and the libraries imported), then the change when
 the store is opened (Qdrant Edge maps its segments; payloads stay on disk), when the query embedder and jieba are
-loaded (the same for every size), and when the search is first used. Peak includes the query embedder's loading.
+loaded (the same for every size), and when the search is first used (the warm-up preloads up to 50,000 documents
+into the search cache). Peak includes the query embedder's loading. Each path's latency is measured over all the
+questions starting from the cache a warm-up leaves (documents beyond it are read from the shard on first use).
 
 {chr(10).join(run_lines)}
 

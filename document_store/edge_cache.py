@@ -57,8 +57,10 @@ class DocumentCache:
             generation = self.generation
         loaded = dict(read(self.size))
         with self._lock:
-            if generation == self.generation:
+            if generation == self.generation:  # what searches cached meanwhile stays; the bound holds
                 for point_id, document in loaded.items():
+                    if len(self._documents) >= self.size:
+                        break
                     self._documents.setdefault(point_id, document)
 
     def forget(self, point_ids: Iterable[Any] | None = None) -> None:

@@ -361,6 +361,12 @@ class QdrantEdgeDocumentStore:
             self._preloaded = True
         self._cache.fill(self._scroll_all)
 
+    def drop_cache(self) -> None:
+        """Empty the search cache (memory back; the next `preload`, e.g. a pipeline's warm-up, fills it again)."""
+        with self._lock:
+            self._preloaded = False
+        self._forget_all()
+
     def _scroll_all(self, limit: int) -> Iterator[tuple[Any, Document]]:
         offset, read = None, 0
         while read < limit:

@@ -276,3 +276,16 @@ def test_preloading_fills_the_cache_once_and_stays_current(tmp_path: Path) -> No
     store.preload()  # once per store object: nothing re-read, nothing stale kept
     assert [d.content for d in store.query_dense([1.0, 0, 0, 0], top_k=2)] == ["新0", "旧1"]
     store.close()
+
+
+def test_dropping_the_cache_empties_it_and_the_next_preload_fills_it_again(tmp_path: Path) -> None:
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4, cache_size=3)
+    store.write_documents([Document(id=f"d{i}", content=f"文{i}", embedding=[1.0, 0.1 * i, 0, 0]) for i in range(5)])
+    store.preload()
+    assert len(store._cache) == 3
+    store.drop_cache()
+    assert len(store._cache) == 0
+    assert [d.content for d in store.query_dense([1.0, 0, 0, 0], top_k=2)] == ["文0", "文1"]  # read from the shard
+    store.preload()
+    assert len(store._cache) == 3
+    store.close()
