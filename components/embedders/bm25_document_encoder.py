@@ -80,15 +80,15 @@ class JiebaBM25DocumentEncoder:
     def term_counts(self, doc: Document) -> Counter[int]:
         """{term id: count} of the text BM25 sees for ``doc`` (inside `counting_once`, a text counted before is
         not tokenised again)."""
-        text = bm25_text(doc, self.meta_fields_to_index)
-        if self._kept is None:
+        text, kept = bm25_text(doc, self.meta_fields_to_index), self._kept
+        if kept is None:
             return self._count(text)
         key = hashlib.blake2b(text.encode(), digest_size=16).digest()
-        if (kept := self._kept.pop(key, None)) is not None:
-            return Counter(dict(zip(*kept, strict=True)))
+        if (known := kept.pop(key, None)) is not None:
+            return Counter(dict(zip(*known, strict=True)))
         counts = self._count(text)
-        if len(self._kept) < self._keep_at_most:
-            self._kept[key] = (array("i", counts.keys()), array("i", counts.values()))
+        if len(kept) < self._keep_at_most:
+            kept[key] = (array("i", counts.keys()), array("i", counts.values()))
         return counts
 
     @contextmanager
