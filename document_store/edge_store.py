@@ -59,8 +59,7 @@ CONFIG_FILE = "edge_config.json"  # what Edge writes beside segments/ and wal/
 LOCKED_MARK = "WouldBlock"  # Edge's message when another owner holds the shard's write-ahead log
 INDEX_TYPES = {"keyword": edge.PayloadSchemaType.Keyword, "integer": edge.PayloadSchemaType.Integer}
 HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: a filtered search over fewer vectors' kilobytes scans exactly
-# Below this many articles a search is exact (no graph: ~2.5 ms at 10,000 articles of 384 dimensions, 2 cores);
-# from it on `optimize()` builds an HNSW graph. benchmarks/reports/scale_edge.md: exact 6 / 32 ms at 23,490 / 100,000.
+# From this many articles on, `optimize()` builds an HNSW graph; below, searches are exact (~2.5 ms; scale_edge.md)
 EXACT_BELOW = 10_000
 # The HNSW beam width of a search. On the statute corpus with the STARD questions (filtered to articles in force):
 # recall of the exact search's top 10 / top 100 0.999 / 0.995 at 3.4 ms against 6.8 ms exact; at 256, 0.997 / 0.978
@@ -363,8 +362,7 @@ class QdrantEdgeDocumentStore:
 
     def drop_cache(self) -> None:
         """Empty the search cache (memory back; the next `preload`, e.g. a pipeline's warm-up, fills it again)."""
-        with self._lock:
-            self._preloaded = False
+        self._preloaded = False
         self._forget_all()
 
     def _scroll_all(self, limit: int) -> Iterator[tuple[Any, Document]]:
