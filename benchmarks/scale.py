@@ -56,7 +56,7 @@ from pipelines.stores import open_document_store
 
 MIB = 1024 * 1024
 PER_LAW = 100
-EF_SWEEP = (16, 32, 64, 128, 256, 512)  # hnsw_ef values whose recall against the exact search is measured
+EF_SWEEP = (16, 32, 64, 128, 256, 512, 1024)  # hnsw_ef values whose recall against the exact search is measured
 
 
 def real_articles(settings: Settings) -> list[Document]:
