@@ -48,7 +48,8 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
-from document_store.edge_store import EXACT_BELOW, HNSW_EF, QdrantEdgeDocumentStore
+from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, WIDER_EF, WIDER_EF_FROM
+from document_store.edge_store import QdrantEdgeDocumentStore
 from helpers.chinese_numerals import int_to_cn
 from helpers.statute_versions import version_filter
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
@@ -241,7 +242,8 @@ def report(rows: list[dict], args: argparse.Namespace) -> str:
 
 Command: `.venv/bin/python benchmarks/scale.py {' '.join(sys.argv[1:])}`
 Machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 1024 ** 3:.0f} GiB, Python {platform.python_version()}.
-Store: the embedded Qdrant Edge store on disk (HNSW graph from {EXACT_BELOW:,} articles on, `hnsw_ef` {HNSW_EF});
+Store: the embedded Qdrant Edge store on disk (HNSW graph from {EXACT_BELOW:,} articles on, `hnsw_ef` {HNSW_EF},
+{WIDER_EF} from {WIDER_EF_FROM:,} articles on);
 {args.queries} STARD questions per size,
 through the Haystack retrieval pipeline (query embedding included), top 10.
 

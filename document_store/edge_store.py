@@ -10,16 +10,14 @@ server collection, so the two answer the same query the same way:
 - Haystack filters are translated by qdrant-haystack's `convert_filters_to_qdrant`, then mapped one to one onto
   Edge's filter classes (`edge_filter`); a condition Edge has no twin for is a clear `FilterError`.
 
-One process owns a shard: the write-ahead log is locked, and a second opener (another process, or a second store
-object on the same folder) gets `StoreLockedError`. Writes are durable once `write_documents` returns (the log is
-flushed); `close()` releases the lock.
+One process owns a shard: a second opener (another process or store object) gets `StoreLockedError`. Writes are
+durable once `write_documents` returns (the log is flushed); `close()` releases the lock.
 
 Usage::
 
     from document_store.edge_store import QdrantEdgeDocumentStore
     store = QdrantEdgeDocumentStore(path="data/edge/statutes", embedding_dim=384)
     store.write_documents(documents)                     # DuplicatePolicy.FAIL by default
-    store.filter_documents({"field": "meta.law", "operator": "==", "value": "中华人民共和国个人信息保护法"})
     store.query_dense(embedding, top_k=10)               # [Document, ...] with cosine scores
     store.close()
 """
@@ -49,6 +47,7 @@ from haystack_integrations.document_stores.qdrant.converters import (
 from document_store.edge_cache import DocumentCache
 from document_store.edge_filters import BOOL_TWINS, bool_twin, edge_filter, qdrant_filter
 from document_store.edge_points import to_document, to_point, twins
+from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, HNSW_FULL_SCAN_KB, search_ef
 from document_store.qdrant_store import PAYLOAD_INDEXES, StoreConfigError, StoreLockedError
 
 logger = logging.getLogger(__name__)
@@ -58,27 +57,21 @@ SOURCE_FACET_LIMIT = 1_000_000  # distinct sources a knowledge base may hold
 CONFIG_FILE = "edge_config.json"  # what Edge writes beside segments/ and wal/
 LOCKED_MARK = "WouldBlock"  # Edge's message when another owner holds the shard's write-ahead log
 INDEX_TYPES = {"keyword": edge.PayloadSchemaType.Keyword, "integer": edge.PayloadSchemaType.Integer}
-HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: a filtered search over fewer vectors' kilobytes scans exactly
-# From this many articles on, `optimize()` builds an HNSW graph; below, searches are exact (~2.5 ms; scale_edge.md)
-EXACT_BELOW = 10_000
-# The HNSW beam width of a search. On the statute corpus with the STARD questions (filtered to articles in force):
-# recall of the exact search's top 10 / top 100 0.999 / 0.995 at 3.4 ms against 6.8 ms exact; at 256, 0.997 / 0.978
-# (2.0 ms), which moved hybrid R@10 by 0.002 (the hybrid fuses each path's top 100). benchmarks/reports/retrieval_edge.md
-HNSW_EF = 512
 
 
 class QdrantEdgeDocumentStore:
     """A `DocumentStore` on one Qdrant Edge shard in ``path`` (created on first use)."""
 
     def __init__(self, path: str, embedding_dim: int = 384, *, hnsw_m: int = 16, hnsw_ef_construct: int = 100,
-                 hnsw_ef: int = HNSW_EF, exact_below: int = EXACT_BELOW, write_batch_size: int = 256,
+                 hnsw_ef: int | None = None, exact_below: int = EXACT_BELOW, write_batch_size: int = 256,
                  return_embedding: bool = False, cache_size: int = 50_000) -> None:
         """
         :param path: the shard's folder (created with its parents when it holds no shard yet).
         :param embedding_dim: the dense vectors' dimension; a shard made for another dimension is refused.
         :param hnsw_m: edges per node of the HNSW graph; 0: never build one (every search exact).
         :param hnsw_ef_construct: the graph's build-time beam width (with ``hnsw_m`` > 0).
-        :param hnsw_ef: the search-time beam width over the graph (a larger one: better recall, slower).
+        :param hnsw_ef: the search-time beam width over the graph (a larger one: better recall, slower); ``None``:
+            chosen by the number of articles (`edge_sizing.search_ef`: 512, 1024 from 300,000 articles on).
         :param exact_below: articles below which the shard has no graph and searches exactly; `optimize()` builds
             the graph once the shard holds this many.
         :param write_batch_size: points per engine update.
@@ -90,7 +83,7 @@ class QdrantEdgeDocumentStore:
             raise ValueError("QdrantEdgeDocumentStore needs a folder path")
         if embedding_dim < 1:
             raise ValueError(f"embedding_dim must be positive, got {embedding_dim}")
-        if hnsw_m < 0 or hnsw_ef_construct < 1 or hnsw_ef < 1:
+        if hnsw_m < 0 or hnsw_ef_construct < 1 or (hnsw_ef is not None and hnsw_ef < 1):
             raise ValueError(f"hnsw_m must be ≥ 0, hnsw_ef_construct and hnsw_ef ≥ 1, got {hnsw_m}, "
                              f"{hnsw_ef_construct} and {hnsw_ef}")
         if exact_below < 0:
@@ -110,6 +103,7 @@ class QdrantEdgeDocumentStore:
         self.cache_size = cache_size
         self._cache = DocumentCache(cache_size)
         self._preloaded = False
+        self._sized_ef = (-1, HNSW_EF)  # (cache generation it was counted at, hnsw_ef by size)
         self._shard: edge.EdgeShard | None = None
         self._companions: dict[str, QdrantEdgeDocumentStore] = {}
         self._lock = threading.RLock()
@@ -320,7 +314,13 @@ class QdrantEdgeDocumentStore:
         if len(embedding) != self.embedding_dim:
             raise ValueError(f"query embedding has {len(embedding)} dimensions; the store holds {self.embedding_dim}")
         return self._query(edge.Query.Nearest(list(embedding), using=DENSE_VECTORS_NAME), top_k, filters,
-                           edge.SearchParams(exact=exact, hnsw_ef=hnsw_ef or self.hnsw_ef))
+                           edge.SearchParams(exact=exact, hnsw_ef=hnsw_ef or self.hnsw_ef or self._ef_by_size()))
+
+    def _ef_by_size(self) -> int:
+        generation = self._cache.generation  # bumped by every write and delete: recount only after one
+        if self._sized_ef[0] != generation:
+            self._sized_ef = (generation, search_ef(self.shard.count(edge.CountRequest(exact=False))))
+        return self._sized_ef[1]
 
     def query_sparse(self, embedding: SparseEmbedding, top_k: int = 10,
                      filters: dict[str, Any] | None = None) -> list[Document]:

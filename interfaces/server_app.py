@@ -18,6 +18,7 @@ import hmac
 import json
 import os
 import signal
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,19 @@ class BodyLimitMiddleware:
                 await send_json(send, 413, message)
 
 
+def keep_torch_out(embedding_backend: str, reranker: str) -> bool:
+    """Make ``import torch`` fail in this process when no served component needs it, and say whether it does.
+
+    Haystack imports torch as soon as it is installed (``haystack.utils.device``), about 180 MiB of a serving
+    process, although with ``EMBEDDING_BACKEND=onnx-int8`` the embedders run on ONNX Runtime alone. Only the torch
+    backend and ``RERANKER=cross-encoder`` need it. A ``None`` entry in ``sys.modules`` is Python's own way to
+    mark a module unimportable; Haystack's optional imports then see torch as absent."""
+    if embedding_backend == "torch" or reranker == "cross-encoder" or "torch" in sys.modules:
+        return False
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    return True
+
+
 def configure_hayhooks() -> None:
     """Point Hayhooks at this project's deployments; its dashboards and span capture stay off (they would keep
     queries and documents in memory); cross-origin calls only from ``CORS_ALLOW_ORIGINS`` (default: none)."""
@@ -172,6 +186,10 @@ async def http_error(request: Request, error: Exception) -> Response:
 
 def create_server_app() -> FastAPI:
     """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``)."""
+    from config.settings import Settings
+
+    settings = Settings.from_env()
+    keep_torch_out(settings.embedding_backend, settings.reranker)
     configure_hayhooks()
     from hayhooks import create_app
 

@@ -4,7 +4,9 @@ Backends (``EMBEDDING_BACKEND``):
 
 - ``torch``: the model folder as it is (fp32);
 - ``onnx-int8``: the int8 ONNX export of the same folder (``<model>/onnx``, built by ``python -m pipelines setup``),
-  run by ONNX Runtime through a sentence-transformers module of this repo (`pipelines.onnx_runtime`).
+  run by ONNX Runtime through this repo's `OnnxTextEmbedder` / `OnnxDocumentEmbedder`, which need neither torch nor
+  sentence-transformers (a serving process is about 450 MiB smaller); sentence-transformers loads the same export
+  through `pipelines.onnx_runtime` where a `SentenceTransformer` object is needed (benchmarks, research).
 
 Usage::
 
@@ -19,15 +21,18 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from haystack_integrations.components.embedders.sentence_transformers import (
-    SentenceTransformersDocumentEmbedder,
-    SentenceTransformersTextEmbedder,
-)
-
+from components.embedders.onnx_document_embedder import OnnxDocumentEmbedder
+from components.embedders.onnx_text_embedder import OnnxTextEmbedder
 from config.settings import Settings
 from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS
+
+if TYPE_CHECKING:  # imported where used: sentence-transformers brings torch, which the ONNX backend does not need
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersDocumentEmbedder,
+        SentenceTransformersTextEmbedder,
+    )
 
 META_FIELDS_TO_EMBED = ["law", "chapter"]
 BACKENDS = ("torch", "onnx-int8")
@@ -41,7 +46,7 @@ def model_arguments(settings: Settings) -> dict[str, Any]:
     folder = Path(settings.embedding_model)
     if settings.embedding_backend == "torch":
         return {"model": settings.embedding_model, "local_files_only": folder.exists()}
-    from pipelines.onnx_runtime import INT8_FILE, onnx_dir
+    from helpers.onnx_encoder import INT8_FILE, onnx_dir
 
     if not folder.exists():
         raise ValueError(f"EMBEDDING_BACKEND=onnx-int8 needs a local model folder, got {settings.embedding_model!r}")
@@ -62,15 +67,28 @@ def _common(settings: Settings) -> dict[str, Any]:
     }
 
 
-def document_embedder(settings: Settings) -> SentenceTransformersDocumentEmbedder:
+def document_embedder(settings: Settings) -> OnnxDocumentEmbedder | SentenceTransformersDocumentEmbedder:
     """Embeds articles as ``passage: <law>\\n<chapter>\\n<text>``."""
+    if settings.embedding_backend == "onnx-int8":
+        arguments = model_arguments(settings)
+        return OnnxDocumentEmbedder(model=arguments["model"], file_name=arguments["model_kwargs"]["file_name"],
+                                    prefix=settings.passage_prefix, meta_fields_to_embed=META_FIELDS_TO_EMBED,
+                                    batch_size=settings.embedding_batch_size)
+    from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersDocumentEmbedder
+
     return SentenceTransformersDocumentEmbedder(
         prefix=settings.passage_prefix, meta_fields_to_embed=META_FIELDS_TO_EMBED, **_common(settings)
     )
 
 
-def text_embedder(settings: Settings) -> SentenceTransformersTextEmbedder:
+def text_embedder(settings: Settings) -> OnnxTextEmbedder | SentenceTransformersTextEmbedder:
     """Embeds queries as ``query: <text>``."""
+    if settings.embedding_backend == "onnx-int8":
+        arguments = model_arguments(settings)
+        return OnnxTextEmbedder(model=arguments["model"], file_name=arguments["model_kwargs"]["file_name"],
+                                prefix=settings.query_prefix)
+    from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersTextEmbedder
+
     return SentenceTransformersTextEmbedder(prefix=settings.query_prefix, **_common(settings))
 
 

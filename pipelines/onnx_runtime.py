@@ -7,7 +7,7 @@ build tools. ``modules.json`` of an export names `OnnxTransformer` by `MODULE_TY
 Usage::
 
     from sentence_transformers import SentenceTransformer
-    from pipelines.onnx_runtime import INT8_FILE, onnx_dir
+    from helpers.onnx_encoder import INT8_FILE, onnx_dir
     model = SentenceTransformer(str(onnx_dir(folder)), trust_remote_code=True, local_files_only=True,
                                 device="cpu", model_kwargs={"file_name": INT8_FILE})
 """
@@ -19,20 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
+from helpers.onnx_encoder import FP32_FILE, MAX_SEQ_LENGTH, MODULE_CONFIG, OnnxEncoder
 
-ONNX_DIR = "onnx"
-FP32_FILE = "model.onnx"
-INT8_FILE = "model_qint8.onnx"
-MODULE_CONFIG = "onnx_transformer_config.json"
 MODULE_TYPE = f"{__name__}.OnnxTransformer"
-EMBEDDING_DIM = 384
-MAX_SEQ_LENGTH = 512
-
-
-def onnx_dir(folder: Path) -> Path:
-    """The ``onnx`` sentence-transformers folder inside an e5 ``folder``."""
-    return Path(folder) / ONNX_DIR
 
 
 # --------------------------------------------------------------------------- sentence-transformers module
@@ -68,27 +57,11 @@ def _make_module_class() -> type:
             intra_op_num_threads: int = 0,
         ) -> None:
             super().__init__()
-            import onnxruntime as ort
-            from transformers import AutoTokenizer
-
             self.model_path = str(model_path)
             self.file_name = file_name
             self.tokenizer_path = tokenizer_path
             self.max_seq_length = int(max_seq_length)
-            model_file = Path(model_path) / file_name
-            if not model_file.is_file():
-                raise FileNotFoundError(f"ONNX model file {model_file} does not exist")
-            self.tokenizer = AutoTokenizer.from_pretrained(
-                str((Path(model_path) / tokenizer_path).resolve()), local_files_only=True
-            )
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = int(intra_op_num_threads)
-            # Idle ORT threads otherwise spin for a while after each run, holding the cores that BM25 and the
-            # dense search need next: on 2 cores hybrid retrieval p50 / p95 went from 17–24 / 37–39 ms to
-            # 17 / 22.5 ms with spinning off (benchmarks/reports/retrieval.md).
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
-            self._input_names = {i.name for i in self.session.get_inputs()}
+            self.encoder = OnnxEncoder(model_path, file_name, self.max_seq_length, tokenizer_path, intra_op_num_threads)
 
         @classmethod
         def load(
@@ -110,31 +83,16 @@ def _make_module_class() -> type:
             return cls(str(path), **config)
 
         def preprocess(self, inputs: Sequence[Any], prompt: str | None = None, **kwargs: Any) -> dict[str, Any]:
-            texts = [str(x) for x in inputs]
-            if prompt:
-                texts = [prompt + t for t in texts]
-            return dict(
-                self.tokenizer(
-                    texts,
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_seq_length,
-                    return_tensors="pt",
-                )
-            )
+            texts = [(prompt or "") + str(x) for x in inputs]
+            return {name: torch.from_numpy(array) for name, array in self.encoder.tokenize(texts).items()}
 
         def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-            feeds = {
-                name: features[name].detach().cpu().numpy().astype(np.int64)
-                for name in ("input_ids", "attention_mask")
-                if name in self._input_names
-            }
-            (hidden,) = self.session.run(["last_hidden_state"], feeds)
-            features["token_embeddings"] = torch.from_numpy(hidden)
+            arrays = {name: features[name].detach().cpu().numpy() for name in ("input_ids", "attention_mask")}
+            features["token_embeddings"] = torch.from_numpy(self.encoder.token_embeddings(arrays))
             return features
 
         def get_embedding_dimension(self) -> int:
-            return int(self.session.get_outputs()[0].shape[-1] or EMBEDDING_DIM)
+            return self.encoder.dimension
 
         def get_word_embedding_dimension(self) -> int:
             return self.get_embedding_dimension()

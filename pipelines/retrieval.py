@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from haystack import Document, Pipeline
-from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
 
 from components.joiners.rrf_joiner import RRFJoiner
 from components.rankers.evaluator_ranker import EvaluatorRanker
@@ -42,7 +41,9 @@ def make_reranker(settings: Settings) -> Any:
         return LLMRelevanceRanker(top_n=settings.rerank_top_n)
     if settings.reranker == "evaluator":
         return EvaluatorRanker(model=settings.evaluator_model, top_n=max(settings.rerank_top_n, 20))
-    if settings.reranker == "cross-encoder":
+    if settings.reranker == "cross-encoder":  # imported here: it brings torch, which nothing else served needs
+        from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
+
         return SentenceTransformersSimilarityRanker(model=settings.reranker_model, top_k=100,
                                                     meta_fields_to_embed=["law"])
     return None

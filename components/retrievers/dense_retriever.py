@@ -16,8 +16,7 @@ Usage::
 from typing import Any
 
 from haystack import Document, component, default_to_dict
-from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersTextEmbedder
+from haystack.core.serialization import component_from_dict, component_to_dict, import_class_by_name
 
 from document_store.knowledge_bases import from_dict_sharing_store
 from document_store.search_backend import SearchingComponent, shown_as_amended
@@ -31,7 +30,8 @@ class DenseRetriever(SearchingComponent):
     """Query embedding (the embedder adds the model's query prefix) + nearest neighbours in the store.
 
     :param document_store: the store written by the indexing pipeline.
-    :param embedder: a text embedder configured like the indexing side's document embedder.
+    :param embedder: a text embedder configured like the indexing side's document embedder (`OnnxTextEmbedder`,
+        or Haystack's ``SentenceTransformersTextEmbedder``: any component whose ``run(text)`` returns ``embedding``).
     :param top_k: documents per query.
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
     :param search_backend: ``auto`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server).
@@ -40,7 +40,7 @@ class DenseRetriever(SearchingComponent):
     def __init__(
         self,
         document_store: AnyStore,
-        embedder: SentenceTransformersTextEmbedder,
+        embedder: Any,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,
         search_backend: str = "auto",
@@ -65,7 +65,8 @@ class DenseRetriever(SearchingComponent):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DenseRetriever":
         params = data["init_parameters"]
-        params["embedder"] = component_from_dict(SentenceTransformersTextEmbedder, params["embedder"], "embedder")
+        embedder = params["embedder"]
+        params["embedder"] = component_from_dict(import_class_by_name(embedder["type"]), embedder, "embedder")
         return from_dict_sharing_store(cls, data)
 
     @component.output_types(documents=list[Document], rankings=list[Ranking])

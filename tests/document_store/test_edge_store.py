@@ -289,3 +289,30 @@ def test_dropping_the_cache_empties_it_and_the_next_preload_fills_it_again(tmp_p
     store.preload()
     assert len(store._cache) == 3
     store.close()
+
+
+def test_cached_documents_share_their_repeated_meta_strings(tmp_path: Path) -> None:
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4, cache_size=10)
+    law = "中华人民共和国个人信息保护法"
+    store.write_documents([Document(id=f"d{i}", content=f"第{i}条", meta={"law": law, "note": "长" * 65},
+                                    embedding=[1.0, 0.1 * i, 0, 0]) for i in range(3)])
+    store.preload()
+    first, second, _ = store.query_dense([1.0, 0, 0, 0], top_k=3)
+    assert first.meta == {"law": law, "note": "长" * 65} and first.content == "第0条"
+    assert first.meta["law"] is second.meta["law"]  # one string for every document of the law
+    assert first.meta["note"] is not second.meta["note"]  # long values are not worth interning
+    store.close()
+
+
+def test_the_search_beam_widens_with_the_number_of_articles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from document_store import edge_sizing
+
+    assert edge_sizing.search_ef(23_995) == 512 and edge_sizing.search_ef(1_000_000) == 1024
+    monkeypatch.setattr(edge_sizing, "WIDER_EF_FROM", 5)
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4)
+    store.write_documents([Document(id=f"d{i}", content=f"第{i}条", embedding=[1.0, 0.1 * i, 0, 0]) for i in range(3)])
+    assert store._ef_by_size() == 512
+    store.write_documents([Document(id=f"e{i}", content=f"第{i}条", embedding=[0, 1.0, 0.1 * i, 0]) for i in range(3)])
+    assert store._ef_by_size() == 1024  # recounted after the write
+    assert store.query_dense([1.0, 0, 0, 0], top_k=1)[0].id == "d0"
+    store.close()

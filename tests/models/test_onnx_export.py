@@ -99,7 +99,7 @@ def test_ranking_check_and_prompts(int8_model) -> None:
 
 def test_idle_encoder_threads_do_not_spin(int8_model) -> None:
     # spinning ORT threads held both cores after each query and slowed BM25 / the dense search that follow
-    options = int8_model[0].session.get_session_options()
+    options = int8_model[0].encoder.session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
 
 

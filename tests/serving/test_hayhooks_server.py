@@ -31,7 +31,8 @@ def server(tmp_path_factory, e5_model):
             f"需要同意，见《{PIPL}》第十四条。"])
         llm.add_rule("严谨的中国法律咨询助手", f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得同意。")
         with ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app:
-            yield {"base": app.base_url, "llm": llm, "startup_seconds": app.startup_seconds}
+            assert app.process is not None
+            yield {"base": app.base_url, "llm": llm, "startup_seconds": app.startup_seconds, "pid": app.process.pid}
 
 
 def run(server, payload, name="agentic_rag"):
@@ -56,6 +57,13 @@ def test_run_api_in_every_mode(server, mode):
         assert "第" in result["steps"][0]["observation"] and result["stop_reason"] == "final_answer"
     elif mode == "agentic":
         assert result["trace"]["rounds"][0]["evaluation"]["total"] == 34
+
+
+def test_the_server_embeds_on_onnx_runtime_without_loading_torch(server):
+    # the default EMBEDDING_BACKEND=onnx-int8 needs no torch; Haystack would import it anyway (~180 MiB)
+    run(server, {"query": "处理个人信息应当取得个人同意", "mode": "retrieve", "top_k": 1}).raise_for_status()
+    maps = Path(f"/proc/{server['pid']}/maps").read_text()
+    assert "onnxruntime" in maps and "libtorch" not in maps
 
 
 def test_retrieve_mode_returns_ranked_articles_without_the_llm(server):

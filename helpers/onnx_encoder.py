@@ -1,0 +1,160 @@
+"""OnnxEncoder: a sentence-transformers e5 export run by ONNX Runtime and the `tokenizers` library alone.
+
+It computes what ``SentenceTransformer(export).encode(texts, normalize_embeddings=True)`` computes (tokenise with
+the model's own ``tokenizer.json``, run the encoder, mean-pool over the attention mask, L2-normalise) without
+importing torch, transformers or sentence-transformers, which together hold about 450 MiB of a serving process.
+The export folder is the one ``python -m pipelines setup`` builds (`provisioning.onnx_export`): ``model.onnx`` /
+``model_qint8.onnx``, the module config naming the tokenizer folder and the truncation length, and
+sentence-transformers' ``1_Pooling`` config (only mean pooling is supported; anything else is refused).
+
+Usage::
+
+    from helpers.onnx_encoder import INT8_FILE, OnnxEncoder
+    encoder = OnnxEncoder("models/multilingual-e5-small/onnx", file_name=INT8_FILE)
+    vectors = encoder.encode(["query: 公司收集个人信息需要同意吗"])   # float32, shape (1, 384), unit length
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+ONNX_DIR = "onnx"
+FP32_FILE = "model.onnx"
+INT8_FILE = "model_qint8.onnx"
+MODULE_CONFIG = "onnx_transformer_config.json"
+POOLING_CONFIG = Path("1_Pooling") / "config.json"
+MAX_SEQ_LENGTH = 512
+EMBEDDING_DIM = 384  # multilingual-e5-small
+
+
+def onnx_dir(folder: Path | str) -> Path:
+    """The ``onnx`` export folder inside an e5 ``folder``."""
+    return Path(folder) / ONNX_DIR
+
+
+def _json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is missing or unreadable ({error.__class__.__name__}); rebuild the export with "
+                         "`python -m pipelines setup`") from error
+
+
+class OnnxEncoder:
+    """Tokenises, encodes, mean-pools and normalises texts with an ONNX e5 export.
+
+    :param folder: the export folder (holding ``file_name`` and ``onnx_transformer_config.json``).
+    :param file_name: the ONNX file to run, relative to ``folder``.
+    :param max_seq_length: truncation length in tokens (``None`` = the export's own, 512 for e5).
+    :param tokenizer_path: the folder of ``tokenizer.json``, relative to ``folder`` (``None`` = the export's own).
+    :param intra_op_num_threads: ONNX Runtime threads (0 = its default, one per physical core).
+    """
+
+    def __init__(self, folder: Path | str, file_name: str = INT8_FILE, max_seq_length: int | None = None,
+                 tokenizer_path: str | None = None, intra_op_num_threads: int = 0) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        folder = Path(folder)
+        model_file = folder / file_name
+        if not model_file.is_file():
+            raise FileNotFoundError(f"ONNX model file {model_file} does not exist; build it with "
+                                    "`python -m pipelines setup`")
+        config = _json(folder / MODULE_CONFIG)
+        pooling = _json(folder / POOLING_CONFIG)
+        if not pooling.get("pooling_mode_mean_tokens") or any(
+                value for key, value in pooling.items() if key.startswith("pooling_mode_") and key != (
+                    "pooling_mode_mean_tokens")):
+            raise ValueError(f"{folder / POOLING_CONFIG}: only mean pooling is supported, got {pooling}")
+        self.max_seq_length = int(max_seq_length or config.get("max_seq_length", MAX_SEQ_LENGTH))
+        if self.max_seq_length < 2:
+            raise ValueError(f"max_seq_length must be >= 2, got {self.max_seq_length}")
+        tokenizer_dir = (folder / (tokenizer_path or config.get("tokenizer_path", ".."))).resolve()
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+        pad_token = _json(tokenizer_dir / "tokenizer_config.json").get("pad_token", "<pad>")
+        pad_id = self.tokenizer.token_to_id(pad_token)
+        if pad_id is None:
+            raise ValueError(f"{tokenizer_dir}: the pad token {pad_token!r} is not in the vocabulary")
+        self.tokenizer.enable_truncation(self.max_seq_length)
+        self.tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = int(intra_op_num_threads)
+        # Idle ORT threads otherwise spin for a while after each run, holding the cores that BM25 and the dense
+        # search need next: on 2 cores hybrid retrieval p50 / p95 went from 17–24 / 37–39 ms to 17 / 22.5 ms with
+        # spinning off (benchmarks/reports/retrieval.md).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self.session.get_inputs()}
+        self.dimension = int(self.session.get_outputs()[0].shape[-1])
+
+    def tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """``input_ids`` and ``attention_mask`` (int64, padded to the longest text, truncated)."""
+        encodings = self.tokenizer.encode_batch([str(t) for t in texts])
+        return {"input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64)}
+
+    def token_embeddings(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        """The encoder's last hidden state for tokenised input."""
+        (hidden,) = self.session.run(["last_hidden_state"], {k: v for k, v in features.items() if k in self._inputs})
+        return hidden
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Unit-length embeddings, one row per text, in the order given. Texts are batched longest first (as
+        sentence-transformers does) so that a batch pads little."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        for start in range(0, len(order), batch_size):
+            chosen = order[start:start + batch_size]
+            features = self.tokenize([texts[i] for i in chosen])
+            mask = features["attention_mask"][..., None].astype(np.float32)
+            pooled = (self.token_embeddings(features) * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+            out[chosen] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return out
+
+
+def check_encoder_arguments(model: str, max_seq_length: int | None, intra_op_num_threads: int) -> None:
+    """The embedders' init validation of what they pass to `shared_encoder` (clear `ValueError`s)."""
+    if not model:
+        raise ValueError("model must name an ONNX export folder")
+    if max_seq_length is not None and max_seq_length < 2:
+        raise ValueError(f"max_seq_length must be >= 2, got {max_seq_length}")
+    if intra_op_num_threads < 0:
+        raise ValueError(f"intra_op_num_threads must be >= 0, got {intra_op_num_threads}")
+
+
+def shared_encoder(folder: Path | str, file_name: str = INT8_FILE, max_seq_length: int | None = None,
+                   intra_op_num_threads: int = 0) -> OnnxEncoder:
+    """One encoder per export and settings in a process, shared by every embedder that asks for it (as Haystack's
+    sentence-transformers embedders share their backend), so a server with several pipelines loads it once."""
+    return _shared(str(Path(folder).resolve()), file_name, max_seq_length, intra_op_num_threads)
+
+
+@lru_cache(maxsize=4)
+def _shared(folder: str, file_name: str, max_seq_length: int | None, intra_op_num_threads: int) -> OnnxEncoder:
+    return OnnxEncoder(folder, file_name, max_seq_length, None, intra_op_num_threads)
+
+
+class UsesSharedEncoder:
+    """What the ONNX embedders have in common: their encoder settings and the shared encoder, loaded at warm-up."""
+
+    model: str
+    file_name: str
+    max_seq_length: int | None
+    intra_op_num_threads: int
+    _encoder: OnnxEncoder | None = None
+
+    def warm_up(self) -> None:
+        if self._encoder is None:
+            self._encoder = shared_encoder(self.model, self.file_name, self.max_seq_length, self.intra_op_num_threads)
+
+    def encoder(self) -> OnnxEncoder:
+        """The shared encoder (warmed up on first use)."""
+        self.warm_up()
+        assert self._encoder is not None
+        return self._encoder
