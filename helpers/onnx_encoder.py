@@ -44,6 +44,17 @@ def _json(path: Path) -> dict:
                          "`python -m pipelines setup`") from error
 
 
+def mean_pooling(config: dict) -> bool:
+    """Whether a sentence-transformers ``1_Pooling/config.json`` asks for mean pooling alone: ``pooling_mode``
+    ``"mean"`` (sentence-transformers 6 writes it so) or, in older folders, ``pooling_mode_mean_tokens`` as the only
+    ``pooling_mode_*`` flag set."""
+    if "pooling_mode" in config:
+        mode = config["pooling_mode"]
+        return mode == "mean" or mode == ["mean"]
+    flags = {key for key, value in config.items() if key.startswith("pooling_mode_") and value}
+    return flags == {"pooling_mode_mean_tokens"}
+
+
 class OnnxEncoder:
     """Tokenises, encodes, mean-pools and normalises texts with an ONNX e5 export.
 
@@ -66,9 +77,7 @@ class OnnxEncoder:
                                     "`python -m pipelines setup`")
         config = _json(folder / MODULE_CONFIG)
         pooling = _json(folder / POOLING_CONFIG)
-        if not pooling.get("pooling_mode_mean_tokens") or any(
-                value for key, value in pooling.items() if key.startswith("pooling_mode_") and key != (
-                    "pooling_mode_mean_tokens")):
+        if not mean_pooling(pooling):
             raise ValueError(f"{folder / POOLING_CONFIG}: only mean pooling is supported, got {pooling}")
         self.max_seq_length = int(max_seq_length or config.get("max_seq_length", MAX_SEQ_LENGTH))
         if self.max_seq_length < 2:

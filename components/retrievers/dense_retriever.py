@@ -16,8 +16,14 @@ Usage::
 from typing import Any
 
 from haystack import Document, component, default_to_dict
-from haystack.core.serialization import component_from_dict, component_to_dict, import_class_by_name
+from haystack.core.serialization import (
+    component_from_dict,
+    component_to_dict,
+    generate_qualified_class_name,
+    import_class_by_name,
+)
 
+from components.embedders.onnx_text_embedder import OnnxTextEmbedder
 from document_store.knowledge_bases import from_dict_sharing_store
 from document_store.search_backend import SearchingComponent, shown_as_amended
 from document_store.stored_points import AnyStore
@@ -65,8 +71,10 @@ class DenseRetriever(SearchingComponent):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DenseRetriever":
         params = data["init_parameters"]
-        embedder = params["embedder"]
-        params["embedder"] = component_from_dict(import_class_by_name(embedder["type"]), embedder, "embedder")
+        embedder = params["embedder"]  # this repo's ONNX embedder, or one of Haystack's (allowed by its allowlist)
+        kind = OnnxTextEmbedder if embedder["type"] == generate_qualified_class_name(OnnxTextEmbedder) else (
+            import_class_by_name(embedder["type"]))
+        params["embedder"] = component_from_dict(kind, embedder, "embedder")
         return from_dict_sharing_store(cls, data)
 
     @component.output_types(documents=list[Document], rankings=list[Ranking])

@@ -133,3 +133,12 @@ def test_an_export_with_other_pooling_is_refused(export: Path, tmp_path: Path):
                                                       encoding="utf-8")
     with pytest.raises(ValueError, match="only mean pooling"):
         OnnxEncoder(copy)
+
+
+def test_both_pooling_config_formats_are_read():
+    from helpers.onnx_encoder import mean_pooling
+
+    assert mean_pooling({"embedding_dimension": 384, "pooling_mode": "mean", "include_prompt": True})  # ST 6
+    assert mean_pooling({"pooling_mode_mean_tokens": True, "pooling_mode_cls_token": False})  # older folders
+    assert not mean_pooling({"pooling_mode": "cls"})
+    assert not mean_pooling({"pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": True})
