@@ -10,6 +10,8 @@ Usage::
 
 from __future__ import annotations
 
+import qdrant_edge as edge
+
 HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: a filtered search over fewer vectors' kilobytes scans exactly
 # From this many articles on, `optimize()` builds an HNSW graph; below, searches are exact (~2.5 ms; scale_edge.md)
 EXACT_BELOW = 10_000
@@ -21,6 +23,12 @@ HNSW_EF = 512
 # 300,000 articles 0.995 / 1.000 (3.5 / 6.3 ms), 1,000,000 0.975 / 0.990 (6.0 / 14.8 ms).
 WIDER_EF_FROM = 300_000
 WIDER_EF = 1024
+
+# What a search reads (dense vectors, the graph, payloads, the id tracker) is mapped from disk and pre-warmed into the
+# OS page cache when the shard opens (Edge's `Cached` placement; payloads default to `Cold`, read on first use). On
+# 300,000 articles with the shard's files evicted from the page cache, the dense path's p50 / p95 went from 52 / 167
+# to 29–32 / 37–48 ms (25 / 31 warm); on 1,000,000 from 126 / 275 to 50–110 / 70–235 (research/edge_cold_pages.py).
+WARM = edge.Memory.Cached
 
 
 def search_ef(points: int) -> int:

@@ -47,7 +47,7 @@ from haystack_integrations.document_stores.qdrant.converters import (
 from document_store.edge_cache import DocumentCache
 from document_store.edge_filters import BOOL_TWINS, bool_twin, edge_filter, qdrant_filter
 from document_store.edge_points import to_document, to_point, twins
-from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, HNSW_FULL_SCAN_KB, search_ef
+from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, HNSW_FULL_SCAN_KB, WARM, search_ef
 from document_store.qdrant_store import PAYLOAD_INDEXES, StoreConfigError, StoreLockedError
 
 logger = logging.getLogger(__name__)
@@ -112,13 +112,14 @@ class QdrantEdgeDocumentStore:
 
     def _config(self) -> edge.EdgeConfig:
         hnsw = edge.HnswIndexConfig(m=self.hnsw_m, ef_construct=self.hnsw_ef_construct,  # m = 0: no graph
-                                    full_scan_threshold=HNSW_FULL_SCAN_KB)
-        dense = edge.EdgeVectorParams(size=self.embedding_dim, distance=edge.Distance.Cosine)
+                                    full_scan_threshold=HNSW_FULL_SCAN_KB, memory=WARM)
+        dense = edge.EdgeVectorParams(size=self.embedding_dim, distance=edge.Distance.Cosine, memory=WARM)
         sparse = edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)
         # the engine keeps a segment whose vectors take fewer kilobytes than this without a graph (exact search)
         plain_kb = -(-self.exact_below * self.embedding_dim * 4 // 1024)
         return edge.EdgeConfig(vectors={DENSE_VECTORS_NAME: dense}, sparse_vectors={SPARSE_VECTORS_NAME: sparse},
-                               hnsw_config=hnsw, optimizers=edge.EdgeOptimizersConfig(indexing_threshold=plain_kb))
+                               hnsw_config=hnsw, optimizers=edge.EdgeOptimizersConfig(indexing_threshold=plain_kb),
+                               payload_memory=WARM, id_tracker_memory=WARM)
 
     @property
     def shard(self) -> edge.EdgeShard:
@@ -161,8 +162,7 @@ class QdrantEdgeDocumentStore:
         return self._cache.generation
 
     def open(self) -> None:
-        """Open the shard now rather than on first use (a second owner gets `StoreLockedError` here); free once
-        open."""
+        """Open the shard now, not on first use (a second owner gets `StoreLockedError` here); free once open."""
         _ = self.shard
 
     def optimize(self) -> None:

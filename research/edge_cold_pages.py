@@ -1,0 +1,103 @@
+"""Cold-page study: the dense path's latency on a large Qdrant Edge store whose files are not in the OS page cache,
+with Edge's default memory placement and with ``Cached`` placements (pre-warmed at load).
+
+Evicts the store's files from the page cache (``posix_fadvise(DONTNEED)``, no root needed; ``--warm`` skips it),
+opens the store with the chosen placements, and times the dense retrieval pipeline (query embedding included,
+top 10) over STARD questions. Findings are in benchmarks/reports/scale_edge.md (third-session reading).
+
+    DATA_DIR=/tmp/idx_data .venv/bin/python research/edge_cold_pages.py /tmp/idx_data/scale/1000000-kb \\
+        [--cached payload,hnsw,ids,vectors] [--warm] [--mode dense]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import psutil
+import qdrant_edge as edge
+
+from benchmarks.indexing import bench_settings
+from benchmarks.metrics import load_queries, percentile
+from benchmarks.retrieval import DEFAULT_QUERIES
+from document_store import edge_store
+from pipelines.retrieval import build_retrieval_pipeline, retrieve
+from pipelines.stores import open_document_store
+
+PLACEMENTS = ("payload", "hnsw", "ids", "vectors")
+
+
+def evict(folder: Path) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+
+
+def cached_config(cached: set[str]):
+    """A `_config` for the store with ``Cached`` placement for the named structures."""
+    original = edge_store.QdrantEdgeDocumentStore._config
+
+    def config(store: edge_store.QdrantEdgeDocumentStore) -> edge.EdgeConfig:
+        base = original(store)
+        hnsw = base.hnsw_config
+        return edge.EdgeConfig(
+            vectors={name: edge.EdgeVectorParams(size=v.size, distance=v.distance, memory=edge.Memory.Cached)
+                     for name, v in base.vectors.items()} if "vectors" in cached else base.vectors,
+            sparse_vectors=base.sparse_vectors, optimizers=base.optimizers,
+            hnsw_config=edge.HnswIndexConfig(m=hnsw.m, ef_construct=hnsw.ef_construct,
+                                             full_scan_threshold=hnsw.full_scan_threshold,
+                                             memory=edge.Memory.Cached) if "hnsw" in cached else hnsw,
+            payload_memory=edge.Memory.Cached if "payload" in cached else None,
+            id_tracker_memory=edge.Memory.Cached if "ids" in cached else None)
+
+    return config
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("store", help="a scale store folder (benchmarks/scale.py), e.g. …/scale/1000000-kb")
+    parser.add_argument("--cached", default="", help=f"comma-separated, of {PLACEMENTS}")
+    parser.add_argument("--warm", action="store_true", help="do not evict the files first")
+    parser.add_argument("--mode", default="dense", choices=["bm25", "dense", "hybrid"])
+    parser.add_argument("--queries", type=int, default=20)
+    args = parser.parse_args()
+    folder = Path(args.store)
+    cached = {c for c in args.cached.split(",") if c}
+    if cached - set(PLACEMENTS):
+        parser.error(f"--cached takes {PLACEMENTS}")
+    if not args.warm:
+        evict(folder)
+    if cached:
+        edge_store.QdrantEdgeDocumentStore._config = cached_config(cached)
+    settings = dataclasses.replace(bench_settings(), qdrant_path=folder, collection="scale")
+    queries = [q["query"] for q in load_queries(DEFAULT_QUERIES)[: args.queries]]
+    started = time.perf_counter()
+    store = open_document_store(settings)
+    store.open()
+    open_s = time.perf_counter() - started
+    pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=10)
+    pipeline.warm_up()
+    retrieve(pipeline, ["个人信息同意"], top_k=10)
+    latency = []
+    for query in queries:
+        started = time.perf_counter()
+        retrieve(pipeline, [query], top_k=10)
+        latency.append(1000 * (time.perf_counter() - started))
+    print(json.dumps({"cached": sorted(cached), "evicted": not args.warm, "mode": args.mode, "open_s": round(open_s, 1),
+                      "p50_ms": round(percentile(latency, 50), 1), "p95_ms": round(percentile(latency, 95), 1),
+                      "rss_mib": round(psutil.Process().memory_info().rss / 2**20)}))
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
