@@ -22,7 +22,6 @@ from typing import Any
 DEFAULT_LAW = "中华人民共和国个人信息保护法"
 # Which Qdrant engine searches: "edge" = in-process on the embedded Qdrant Edge store, "qdrant" = a Qdrant server
 # (QDRANT_URL); "auto" = the one the store has. Naming one makes a store of the other kind a clear error.
-SEARCH_BACKENDS = ("auto", "qdrant", "edge")
 BASE_EMBEDDER = "multilingual-e5-small"
 ADAPTED_EMBEDDER = "e5-small-statutes"
 LLM_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -80,14 +79,6 @@ def _probability(name: str, raw: str) -> float:
     return value
 
 
-def _choice(*choices: str) -> Parse:
-    def parse(name: str, raw: str) -> str:
-        if raw.lower() not in choices:
-            raise ValueError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
-        return raw.lower()
-    return parse
-
-
 def _names(name: str, raw: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in raw.split(",") if x.strip())
 
@@ -116,7 +107,6 @@ class Settings:
     qdrant_replicas: int = setting("QDRANT_REPLICAS", 1)
     qdrant_hnsw_m: int = setting("QDRANT_HNSW_M", 16)
     qdrant_hnsw_ef_construct: int = setting("QDRANT_HNSW_EF_CONSTRUCT", 100)
-    search_backend: str = setting("SEARCH_BACKEND", "auto", _choice(*SEARCH_BACKENDS))
     collection: str = setting("QDRANT_COLLECTION", "statutes")
     default_laws: tuple[str, ...] = setting("DEFAULT_LAWS", (DEFAULT_LAW,), _names)
     # default: the adapted embedder while `train` has installed it (and TRAINED_MODELS is on), else the base one

@@ -174,6 +174,7 @@ def from_dict_sharing_store(cls: type, data: dict[str, Any]) -> Any:
     """``from_dict`` of a component with a ``document_store`` init parameter: the store is this process's open
     instance (see `shared_store_from_dict`), the rest `default_from_dict`."""
     data["init_parameters"]["document_store"] = shared_store_from_dict(data["init_parameters"]["document_store"])
+    data["init_parameters"].pop("search_backend", None)  # YAML from before the store alone chose its engine
     return default_from_dict(cls, data)
 
 

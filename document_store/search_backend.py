@@ -9,8 +9,8 @@ key, the laws present) with the same scores:
 - ``edge``: the same queries run by Qdrant's engine in this process, on a `QdrantEdgeDocumentStore` shard (the
   embedded default).
 
-``auto`` (the default) is ``edge`` for an Edge store and ``qdrant`` for a server's `QdrantDocumentStore`. Filters
-go to the engine on every path. Citations and law names are answered by one piece of code for both backends
+The store decides: ``edge`` for an Edge store, ``qdrant`` for a server's `QdrantDocumentStore`. Filters go to the
+engine on every path. Citations and law names are answered by one piece of code for both backends
 (`held_articles`, `LawNames`); only the call that reaches the engine differs.
 
 Usage::
@@ -27,7 +27,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from enum import Enum
 from typing import Any, Protocol
 
 from haystack import Document
@@ -50,33 +49,9 @@ MAX_VERSIONS = 8  # versions of one article a citation lookup reads before the f
 LAWS_RECHECK_SECONDS = 5.0  # how stale a server's law names may be (another process may index meanwhile)
 
 
-class Backend(str, Enum):
-    """The search backends; ``auto`` picks by the store (see the module docstring)."""
-
-    AUTO = "auto"
-    QDRANT = "qdrant"
-    EDGE = "edge"
-
-    @classmethod
-    def parse(cls, name: str) -> Backend:
-        try:
-            return cls(name)
-        except ValueError:
-            raise ValueError(f"unknown search backend {name!r}; choose one of "
-                             f"{', '.join(b.value for b in cls)}") from None
-
-
-def resolve_backend(store: AnyStore, name: str) -> Backend:
-    """The backend ``name`` means for ``store``: ``auto`` is ``edge`` for an Edge store, ``qdrant`` for a server's
-    store; the other pairings are a `ValueError`."""
-    backend = Backend.parse(name)
-    edge = isinstance(store, QdrantEdgeDocumentStore)
-    if backend is Backend.AUTO:
-        return Backend.EDGE if edge else Backend.QDRANT
-    if edge != (backend is Backend.EDGE):
-        raise ValueError(f"search backend {backend.value!r} cannot search "
-                         f"{'an Edge store' if edge else 'a Qdrant server'}; use 'auto'")
-    return backend
+def engine_of(store: AnyStore) -> str:
+    """Which engine searches ``store``: ``edge`` (in this process) or ``qdrant`` (a server)."""
+    return "edge" if isinstance(store, QdrantEdgeDocumentStore) else "qdrant"
 
 
 class Search(Protocol):
@@ -232,20 +207,19 @@ def shown_as_amended(search: Search, documents: list[Document], filters: dict[st
     return shown
 
 
-def open_search(store: AnyStore, name: str = "auto") -> Search:
-    """The `Search` for ``store`` by backend name (``auto`` | ``qdrant`` | ``edge``)."""
-    return EdgeSearch(store) if resolve_backend(store, name) is Backend.EDGE else QdrantSearch(store)
+def open_search(store: AnyStore) -> Search:
+    """The `Search` for ``store``: Edge's engine for an Edge store, the server's for a `QdrantDocumentStore`."""
+    return EdgeSearch(store) if engine_of(store) == "edge" else QdrantSearch(store)
 
 
 class SearchingComponent:
-    """What the retrievers share: the store, the backend that searches it (validated: a `ValueError` lists the
-    choices), ``top_k`` (>= 1) and default ``filters``; ``warm_up`` connects or loads the backend."""
+    """What the retrievers share: the store, the engine that searches it, ``top_k`` (>= 1) and default ``filters``;
+    ``warm_up`` connects or loads the engine."""
 
     document_store: AnyStore
-    search_backend: str
     _search: Search
 
-    def _bind_search(self, document_store: AnyStore, search_backend: str, top_k: int | None = None,
+    def _bind_search(self, document_store: AnyStore, top_k: int | None = None,
                      filters: dict[str, Any] | None = None) -> None:
         if top_k is not None:
             if top_k < 1:
@@ -253,8 +227,7 @@ class SearchingComponent:
             self.top_k = top_k
             self.filters = filters
         self.document_store = document_store
-        self.search_backend = Backend.parse(search_backend).value
-        self._search = open_search(document_store, self.search_backend)
+        self._search = open_search(document_store)
 
     def warm_up(self) -> None:
         self._search.warm_up()

@@ -25,7 +25,7 @@ from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
 from document_store.knowledge_bases import knowledge_base_name
 from document_store.qdrant_store import StoreConfigError, StoreLockedError
-from document_store.search_backend import resolve_backend
+from document_store.search_backend import engine_of
 from document_store.source_manifest import SourceManifest, SourceRecord
 from document_store.statute_db import CURRENT, StatuteDB, UnknownLawError
 from document_store.text_files import FileLoadError
@@ -245,7 +245,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
         count, length = manifest.corpus()
         if count:
             print(f"BM25: k1={settings.bm25_k1:g}, b={settings.bm25_b:g}, average article length {length / count:.1f} "
-                  f"terms; searches run on: {resolve_backend(store, settings.search_backend).value}")
+                  f"terms; searches run on: {engine_of(store)}")
         _warn_incomplete(manifest, settings)
     finally:
         store.close()

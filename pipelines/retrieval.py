@@ -61,18 +61,16 @@ def add_retrieval(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     candidates = max(CANDIDATES_PER_PATH, top_k)
-    pipeline.add_component(RetrievalPath.CITATION.value, CitationLookup(document_store=document_store,
-                                                                          search_backend=settings.search_backend))
+    pipeline.add_component(RetrievalPath.CITATION.value, CitationLookup(document_store=document_store))
     pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights={**PATH_WEIGHTS, "bm25": settings.bm25_weight},
                                                primary_weight=settings.question_weight))
     pipeline.connect(f"{RetrievalPath.CITATION}.rankings", "joiner.rankings")
     if mode in ("bm25", "hybrid"):
         pipeline.add_component(RetrievalPath.BM25.value, JiebaBM25Retriever(
-            document_store=document_store, top_k=candidates, search_backend=settings.search_backend))
+            document_store=document_store, top_k=candidates))
         pipeline.connect(f"{RetrievalPath.BM25}.rankings", "joiner.rankings")
     if mode in ("dense", "hybrid"):
-        dense = DenseRetriever(document_store=document_store, embedder=text_embedder(settings), top_k=candidates,
-                               search_backend=settings.search_backend)
+        dense = DenseRetriever(document_store=document_store, embedder=text_embedder(settings), top_k=candidates)
         pipeline.add_component(RetrievalPath.DENSE.value, dense)
         pipeline.connect(f"{RetrievalPath.DENSE}.rankings", "joiner.rankings")
     if reranker is not None:

@@ -32,15 +32,15 @@ class CitationLookup(SearchingComponent):
     """Finds the articles a query cites explicitly; a citation without a law name resolves only when the
     knowledge base (or the ``law`` filter) leaves a single law.
 
-    :param document_store: the store written by the indexing pipeline.
-    :param search_backend: ``auto`` | ``qdrant`` | ``edge`` (a payload filter on ``meta.key`` in Qdrant).
+    :param document_store: the store written by the indexing pipeline (searched by a payload filter on
+        ``meta.key``).
     """
 
-    def __init__(self, document_store: AnyStore, search_backend: str = "auto") -> None:
-        self._bind_search(document_store, search_backend)
+    def __init__(self, document_store: AnyStore) -> None:
+        self._bind_search(document_store)
 
     def to_dict(self) -> dict[str, Any]:
-        return default_to_dict(self, document_store=self.document_store.to_dict(), search_backend=self.search_backend)
+        return default_to_dict(self, document_store=self.document_store.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CitationLookup":

@@ -1,8 +1,7 @@
 """DenseRetriever: embeds each query and searches the dense vectors; one ranking per query.
 
-Where the search runs is the ``search_backend`` (`document_store.search_backend`): the in-process
-`CollectionMirror` (exact cosine, as embedded Qdrant does) or Qdrant itself (`QdrantEmbeddingRetriever`; HNSW on
-a server). ``auto`` = qdrant for a Qdrant server, else the mirror.
+The search runs in the store's own engine (`document_store.search_backend`): Qdrant Edge in this process, or a
+Qdrant server through `QdrantEmbeddingRetriever`.
 
 Usage::
 
@@ -40,7 +39,6 @@ class DenseRetriever(SearchingComponent):
         or Haystack's ``SentenceTransformersTextEmbedder``: any component whose ``run(text)`` returns ``embedding``).
     :param top_k: documents per query.
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
-    :param search_backend: ``auto`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server).
     """
 
     def __init__(
@@ -49,9 +47,8 @@ class DenseRetriever(SearchingComponent):
         embedder: Any,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,
-        search_backend: str = "auto",
     ) -> None:
-        self._bind_search(document_store, search_backend, top_k, filters)
+        self._bind_search(document_store, top_k, filters)
         self.embedder = embedder
 
     def warm_up(self) -> None:
@@ -65,7 +62,6 @@ class DenseRetriever(SearchingComponent):
             embedder=component_to_dict(self.embedder, "embedder"),
             top_k=self.top_k,
             filters=self.filters,
-            search_backend=self.search_backend,
         )
 
     @classmethod

@@ -29,8 +29,8 @@ class JiebaBM25Retriever(SearchingComponent):
 
     The document side of BM25 (k1, b, length normalisation) is written by `JiebaBM25DocumentEncoder` at
     indexing time as Qdrant sparse vectors; a query sends its terms' counts and the store's IDF modifier does
-    the rest. Where that runs is the ``search_backend`` (`document_store.search_backend`): the in-process
-    mirror, or Qdrant itself. Query and documents must use the same jieba ``mode`` and ``user_dict``.
+    the rest, in the store's own engine (`document_store.search_backend`: Qdrant Edge in this process, or a Qdrant
+    server). Query and documents must use the same jieba ``mode`` and ``user_dict``.
 
     :param document_store: the store the indexing pipeline wrote (Qdrant Edge, or a Qdrant server).
     :param top_k: documents per query.
@@ -40,7 +40,6 @@ class JiebaBM25Retriever(SearchingComponent):
     :param char_ngrams: character n-gram sizes indexed besides the words (default unigrams and bigrams;
         ``[]`` = words only; must match the document encoder's).
     :param filters: Haystack metadata filters applied to every query (overridable in `run`).
-    :param search_backend: ``auto`` | ``qdrant`` | ``edge`` (``auto``: edge for an Edge store, qdrant for a server).
     """
 
     def __init__(
@@ -52,9 +51,8 @@ class JiebaBM25Retriever(SearchingComponent):
         stopwords: str | None = None,
         char_ngrams: list[int] | None = None,
         filters: dict[str, Any] | None = None,
-        search_backend: str = "auto",
     ) -> None:
-        self._bind_search(document_store, search_backend, top_k, filters)
+        self._bind_search(document_store, top_k, filters)
         self.mode = mode
         self.user_dict = user_dict
         self.stopwords = stopwords
@@ -63,8 +61,7 @@ class JiebaBM25Retriever(SearchingComponent):
                                          char_ngrams=self.char_ngrams)
 
     def to_dict(self) -> dict[str, Any]:
-        init = {k: getattr(self, k) for k in ("top_k", "mode", "user_dict", "stopwords", "char_ngrams", "filters",
-                                              "search_backend")}
+        init = {k: getattr(self, k) for k in ("top_k", "mode", "user_dict", "stopwords", "char_ngrams", "filters")}
         return default_to_dict(self, document_store=self.document_store.to_dict(), **init)
 
     @classmethod

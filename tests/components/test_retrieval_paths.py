@@ -19,7 +19,7 @@ from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import qdrant_client_of
-from document_store.search_backend import EdgeSearch, QdrantSearch, open_search
+from document_store.search_backend import EdgeSearch, QdrantSearch, engine_of, open_search
 from harness.openai_server import ScriptedOpenAIServer
 from helpers.jieba_tokenizer import JiebaTokenizer, term_id
 from helpers.statute_labels import article_no
@@ -68,19 +68,19 @@ def store(fixture_store, backend, tmp_path):
     local.close()
 
 
-def test_bm25_path(store, backend):
-    out = JiebaBM25Retriever(document_store=store, top_k=3, search_backend=backend).run(queries=["机动车停放", "撤回同意"])
+def test_bm25_path(store):
+    out = JiebaBM25Retriever(document_store=store, top_k=3).run(queries=["机动车停放", "撤回同意"])
     assert keys(out["rankings"][0].documents)[0] == f"{LAW_B}第一条"
     assert keys(out["rankings"][1].documents)[0] == f"{LAW_A}第三条"
     assert out["documents"] == out["rankings"][0].documents
     assert all(r.path == "bm25" for r in out["rankings"])
 
 
-def test_bm25_character_ngrams_match_where_words_do_not(store, backend):
+def test_bm25_character_ngrams_match_where_words_do_not(store):
     # “停车” is one jieba word; the statute says “停放”: only the shared character “停” connects them
-    words_only = JiebaBM25Retriever(document_store=store, top_k=3, char_ngrams=[], search_backend=backend)
+    words_only = JiebaBM25Retriever(document_store=store, top_k=3, char_ngrams=[])
     assert words_only.run(queries=["停车"])["documents"] == []
-    out = JiebaBM25Retriever(document_store=store, top_k=3, search_backend=backend).run(queries=["停车"])
+    out = JiebaBM25Retriever(document_store=store, top_k=3).run(queries=["停车"])
     assert keys(out["documents"])[0] == f"{LAW_B}第一条"
 
 
@@ -92,17 +92,16 @@ def test_tokenizer_adds_marked_character_ngrams():
         JiebaTokenizer(char_ngrams=(0,))
 
 
-def test_dense_path(store, settings, backend):
-    retriever = DenseRetriever(document_store=store, embedder=text_embedder(settings), top_k=2,
-                               search_backend=backend)
+def test_dense_path(store, settings):
+    retriever = DenseRetriever(document_store=store, embedder=text_embedder(settings), top_k=2)
     retriever.warm_up()
     out = retriever.run(queries=["汽车可以随便停吗"])
     assert keys(out["documents"])[0] == f"{LAW_B}第一条"
 
 
 @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
-def test_filters_apply_on_every_path(store, settings, mode, backend):
-    pipeline = build_retrieval_pipeline(store, replace(settings, search_backend=backend), mode=mode, top_k=10)
+def test_filters_apply_on_every_path(store, settings, mode):
+    pipeline = build_retrieval_pipeline(store, replace(settings), mode=mode, top_k=10)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["处理个人信息应当取得同意", "第一条"], filters=ONLY_B)
     assert docs and {d.meta["law"] for d in docs} == {LAW_B}
@@ -117,23 +116,23 @@ def test_filters_apply_on_every_path(store, settings, mode, backend):
      ("第二条", []),  # two laws in the knowledge base: a bare article number is ambiguous
      ("不存在的法第一条", [])],
 )
-def test_exact_citation_lookup(store, query, expected, backend):
-    assert keys(CitationLookup(document_store=store, search_backend=backend).find(query)) == expected
+def test_exact_citation_lookup(store, query, expected):
+    assert keys(CitationLookup(document_store=store).find(query)) == expected
 
 
-def test_bare_article_number_resolves_with_a_law_filter(store, backend):
-    lookup = CitationLookup(document_store=store, search_backend=backend)
+def test_bare_article_number_resolves_with_a_law_filter(store):
+    lookup = CitationLookup(document_store=store)
     assert keys(lookup.find("第2条", ONLY_B)) == [f"{LAW_B}第二条"]
 
 
-def test_an_explicit_citation_outside_the_filter_is_not_returned(store, settings, backend):
+def test_an_explicit_citation_outside_the_filter_is_not_returned(store, settings):
     """Issue 19, bug 4: the lookup ignored filters, and its path weight put the cited article first anyway."""
     cited = "示例信息保护法第十三条是什么"
-    lookup = CitationLookup(document_store=store, search_backend=backend)
+    lookup = CitationLookup(document_store=store)
     assert keys(lookup.find(cited, ONLY_B)) == []
     in_law_a = {"field": "meta.law", "operator": "==", "value": LAW_A}
     assert keys(lookup.find(cited, in_law_a)) == [f"{LAW_A}第十三条"]
-    pipeline = build_retrieval_pipeline(store, replace(settings, search_backend=backend), top_k=10)
+    pipeline = build_retrieval_pipeline(store, replace(settings), top_k=10)
     pipeline.warm_up()
     assert {d.meta["law"] for d in retrieve(pipeline, [cited], filters=ONLY_B)} <= {LAW_B}
 
@@ -143,8 +142,8 @@ def test_article_no_normalisation():
     assert article_no("十三", "一") == "第十三条之一"
 
 
-def test_citation_is_placed_first_in_the_pipeline(store, settings, backend):
-    pipeline = build_retrieval_pipeline(store, replace(settings, search_backend=backend), mode="hybrid",
+def test_citation_is_placed_first_in_the_pipeline(store, settings):
+    pipeline = build_retrieval_pipeline(store, replace(settings), mode="hybrid",
                                         top_k=3)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["示例交通法第2条讲了什么"])
@@ -172,22 +171,16 @@ def test_bm25_scores_are_lucene_bm25_on_every_backend(fixture_store, settings, t
     matching = {k: expected(k) for k in counts if expected(k) > 0}
     assert len(matching) >= 5
     server = server_copy(fixture_store, tmp_path / "server")
-    for searched, name in ((server, "qdrant"), (fixture_store, "edge")):
-        hits = open_search(searched, name).bm25(terms, top_k=len(docs))
+    for searched in (server, fixture_store):
+        hits = open_search(searched).bm25(terms, top_k=len(docs))
         assert {d.meta["key"]: d.score for d in hits} == pytest.approx(matching, rel=1e-5)
     server.close()
 
 
 def test_each_store_is_searched_by_its_own_engine(fixture_store, tmp_path):
     server = server_copy(fixture_store, tmp_path / "server")
-    assert isinstance(open_search(fixture_store, "auto"), EdgeSearch)
-    assert isinstance(open_search(server, "auto"), QdrantSearch)
-    with pytest.raises(ValueError, match="cannot search an Edge store"):
-        open_search(fixture_store, "qdrant")
-    with pytest.raises(ValueError, match="cannot search a Qdrant server"):
-        open_search(server, "edge")
-    with pytest.raises(ValueError, match="unknown search backend 'mirror'"):
-        open_search(fixture_store, "mirror")
+    assert isinstance(open_search(fixture_store), EdgeSearch) and engine_of(fixture_store) == "edge"
+    assert isinstance(open_search(server), QdrantSearch) and engine_of(server) == "qdrant"
     server.close()
 
 
@@ -200,18 +193,13 @@ def test_qdrant_backend_never_scrolls_the_collection(fixture_store, settings, mo
         raise AssertionError("the qdrant search backend scrolled the collection")
 
     monkeypatch.setattr(client, "scroll", no_scroll)
-    pipeline = build_retrieval_pipeline(server, replace(settings, search_backend="qdrant"), top_k=5)
+    pipeline = build_retrieval_pipeline(server, settings, top_k=5)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["示例交通法第2条讲了什么", "机动车停放"], filters=ONLY_B)
     assert keys(docs)[0] == f"{LAW_B}第二条" and {d.meta["law"] for d in docs} == {LAW_B}
-    assert keys(CitationLookup(document_store=server, search_backend="qdrant").find("示例信息保护法第十三条之一")) \
+    assert keys(CitationLookup(document_store=server).find("示例信息保护法第十三条之一")) \
         == [f"{LAW_A}第十三条之一"]
     server.close()
-
-
-def test_unknown_search_backend_is_refused_with_the_choices(fixture_store):
-    with pytest.raises(ValueError, match="auto, qdrant, edge"):
-        JiebaBM25Retriever(document_store=fixture_store, search_backend="elastic")
 
 
 def test_llm_reranker_orders_by_probability_of_yes():
@@ -278,13 +266,12 @@ def test_cross_encoder_wiring_with_a_tiny_model(fixture_store, settings, tmp_pat
     assert scores == sorted(scores, reverse=True)
 
 
-def test_retrievers_serialise_their_search_backend_and_share_the_store(fixture_store, settings):
+def test_retrievers_serialise_and_share_the_store(fixture_store, settings):
     from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 
     components = [
-        JiebaBM25Retriever(document_store=fixture_store, top_k=7, char_ngrams=[1], search_backend="edge"),
-        DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=3, search_backend="edge"),
-        CitationLookup(document_store=fixture_store, search_backend="edge"),
+        JiebaBM25Retriever(document_store=fixture_store, top_k=7, char_ngrams=[1]),
+        DenseRetriever(document_store=fixture_store, embedder=text_embedder(settings), top_k=3),
         CitationLookup(document_store=fixture_store),
     ]
     for component in components:
@@ -292,8 +279,9 @@ def test_retrievers_serialise_their_search_backend_and_share_the_store(fixture_s
         restored = type(component).from_dict(copy.deepcopy(data))  # from_dict fills in the store object
         assert restored.to_dict() == data
         assert restored.document_store is fixture_store  # one client per embedded path
-        assert restored.search_backend == component.search_backend
-    assert components[-1].search_backend == "auto"  # resolved when searching, so a YAML twin follows QDRANT_URL
+        old = copy.deepcopy(data)  # YAML written while the engine was a setting still loads
+        old["init_parameters"]["search_backend"] = "auto"
+        assert type(component).from_dict(old).to_dict() == data
     encoder = JiebaBM25DocumentEncoder(k1=1.5, b=0.5)  # serialised by Haystack's defaults (init args = attributes)
     data = component_to_dict(encoder, "bm25")
     assert component_to_dict(component_from_dict(JiebaBM25DocumentEncoder, data, "bm25"), "bm25") == data
