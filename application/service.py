@@ -29,6 +29,7 @@ from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import (
     Indexer,
     Source,
+    build_indexing_pipeline,
     law_sources,
     stale_weight_sources,
     stale_weights_warning,
@@ -112,7 +113,8 @@ class RAGService:
         with self._lock:
             lock = self._index_locks.setdefault(rag.name, threading.Lock())
         with lock:
-            results = Indexer(rag.store, self.settings).index(sources, progress=False)
+            pipeline = build_indexing_pipeline(rag.store, self.settings, bulk=False)  # shares the query encoder
+            results = Indexer(rag.store, self.settings, pipeline).index(sources, progress=False)
         rag.clear_cache()
         return [{"source": r.source, "action": r.action, "count": r.count} for r in results]
 

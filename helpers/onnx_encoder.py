@@ -29,6 +29,10 @@ MODULE_CONFIG = "onnx_transformer_config.json"
 POOLING_CONFIG = Path("1_Pooling") / "config.json"
 MAX_SEQ_LENGTH = 512
 EMBEDDING_DIM = 384  # multilingual-e5-small
+# Texts per encoder call. Smaller batches run faster on CPU (the activations stay in cache): 1,500 random articles
+# sorted by length, int8 on 2 AMX cores, took 15.9 / 14.4 / 13.9 / 13.8 / 18.5 s at batch 1 / 2 / 4 / 8 / 32
+# (fp32 torch, 600 articles: 9.6 s at 8 against 12.1–13.7 s at 32). benchmarks/reports/indexing_edge.md
+BATCH_SIZE = 8
 
 
 def onnx_dir(folder: Path | str) -> Path:
@@ -63,10 +67,15 @@ class OnnxEncoder:
     :param max_seq_length: truncation length in tokens (``None`` = the export's own, 512 for e5).
     :param tokenizer_path: the folder of ``tokenizer.json``, relative to ``folder`` (``None`` = the export's own).
     :param intra_op_num_threads: ONNX Runtime threads (0 = its default, one per physical core).
+    :param allow_spinning: whether idle ONNX Runtime threads spin before they sleep. Spinning speeds bulk encoding
+        (1,500 articles at batch 8: 12.9 s with it, 13.9 s without) but holds the cores that concurrent requests'
+        searches need (hybrid retrieval from 4 threads on 2 cores: 96 queries/s without it, 75 with it), so the
+        document embedder spins by default and the query embedder does not.
     """
 
     def __init__(self, folder: Path | str, file_name: str = INT8_FILE, max_seq_length: int | None = None,
-                 tokenizer_path: str | None = None, intra_op_num_threads: int = 0) -> None:
+                 tokenizer_path: str | None = None, intra_op_num_threads: int = 0,
+                 allow_spinning: bool = False) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -92,10 +101,8 @@ class OnnxEncoder:
         self.tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
         options = ort.SessionOptions()
         options.intra_op_num_threads = int(intra_op_num_threads)
-        # Idle ORT threads otherwise spin for a while after each run, holding the cores that BM25 and the dense
-        # search need next: on 2 cores hybrid retrieval p50 / p95 went from 17–24 / 37–39 ms to 17 / 22.5 ms with
-        # spinning off (benchmarks/reports/retrieval.md).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.allow_spinning = allow_spinning
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if allow_spinning else "0")
         self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self.session.get_inputs()}
         self.dimension = int(self.session.get_outputs()[0].shape[-1])
@@ -111,7 +118,7 @@ class OnnxEncoder:
         (hidden,) = self.session.run(["last_hidden_state"], {k: v for k, v in features.items() if k in self._inputs})
         return hidden
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
         """Unit-length embeddings, one row per text, in the order given. Texts are batched longest first (as
         sentence-transformers does) so that a batch pads little."""
         if batch_size < 1:
@@ -138,15 +145,16 @@ def check_encoder_arguments(model: str, max_seq_length: int | None, intra_op_num
 
 
 def shared_encoder(folder: Path | str, file_name: str = INT8_FILE, max_seq_length: int | None = None,
-                   intra_op_num_threads: int = 0) -> OnnxEncoder:
+                   intra_op_num_threads: int = 0, allow_spinning: bool = False) -> OnnxEncoder:
     """One encoder per export and settings in a process, shared by every embedder that asks for it (as Haystack's
     sentence-transformers embedders share their backend), so a server with several pipelines loads it once."""
-    return _shared(str(Path(folder).resolve()), file_name, max_seq_length, intra_op_num_threads)
+    return _shared(str(Path(folder).resolve()), file_name, max_seq_length, intra_op_num_threads, allow_spinning)
 
 
 @lru_cache(maxsize=4)
-def _shared(folder: str, file_name: str, max_seq_length: int | None, intra_op_num_threads: int) -> OnnxEncoder:
-    return OnnxEncoder(folder, file_name, max_seq_length, None, intra_op_num_threads)
+def _shared(folder: str, file_name: str, max_seq_length: int | None, intra_op_num_threads: int,
+            allow_spinning: bool) -> OnnxEncoder:
+    return OnnxEncoder(folder, file_name, max_seq_length, None, intra_op_num_threads, allow_spinning)
 
 
 class UsesSharedEncoder:
@@ -156,11 +164,13 @@ class UsesSharedEncoder:
     file_name: str
     max_seq_length: int | None
     intra_op_num_threads: int
+    allow_spinning: bool
     _encoder: OnnxEncoder | None = None
 
     def warm_up(self) -> None:
         if self._encoder is None:
-            self._encoder = shared_encoder(self.model, self.file_name, self.max_seq_length, self.intra_op_num_threads)
+            self._encoder = shared_encoder(self.model, self.file_name, self.max_seq_length, self.intra_op_num_threads,
+                                           self.allow_spinning)
 
     def encoder(self) -> OnnxEncoder:
         """The shared encoder (warmed up on first use)."""

@@ -67,13 +67,15 @@ def _common(settings: Settings) -> dict[str, Any]:
     }
 
 
-def document_embedder(settings: Settings) -> OnnxDocumentEmbedder | SentenceTransformersDocumentEmbedder:
-    """Embeds articles as ``passage: <law>\\n<chapter>\\n<text>``."""
+def document_embedder(settings: Settings,
+                      bulk: bool = True) -> OnnxDocumentEmbedder | SentenceTransformersDocumentEmbedder:
+    """Embeds articles as ``passage: <law>\\n<chapter>\\n<text>``. ``bulk``: this process indexes and does not
+    serve queries meanwhile (the ONNX encoder's threads may spin; a server passes False and keeps one encoder)."""
     if settings.embedding_backend == "onnx-int8":
         arguments = model_arguments(settings)
         return OnnxDocumentEmbedder(model=arguments["model"], file_name=arguments["model_kwargs"]["file_name"],
                                     prefix=settings.passage_prefix, meta_fields_to_embed=META_FIELDS_TO_EMBED,
-                                    batch_size=settings.embedding_batch_size)
+                                    batch_size=settings.embedding_batch_size, allow_spinning=bulk)
     from haystack_integrations.components.embedders.sentence_transformers import SentenceTransformersDocumentEmbedder
 
     return SentenceTransformersDocumentEmbedder(

@@ -95,12 +95,13 @@ def file_sources(paths: Iterable[str]) -> list[Source]:
     return sources
 
 
-def build_indexing_pipeline(document_store: AnyStore, settings: Settings) -> Pipeline:
-    """splitter → bm25 (jieba terms' BM25 weights) → embedder (dense) → writer (overwrite by stable id)."""
+def build_indexing_pipeline(document_store: AnyStore, settings: Settings, bulk: bool = True) -> Pipeline:
+    """splitter → bm25 (jieba terms' BM25 weights) → embedder (dense) → writer (overwrite by stable id). ``bulk``:
+    see `document_embedder` (a server indexing uploads passes False)."""
     pipeline = Pipeline()
     pipeline.add_component("splitter", StatuteSplitter())
     pipeline.add_component("bm25", JiebaBM25DocumentEncoder(k1=settings.bm25_k1, b=settings.bm25_b))
-    pipeline.add_component("embedder", document_embedder(settings))
+    pipeline.add_component("embedder", document_embedder(settings, bulk))
     pipeline.add_component("writer", QdrantPointWriter(document_store=document_store))
     pipeline.connect("splitter.documents", "bm25.documents")
     pipeline.connect("bm25.documents", "embedder.documents")

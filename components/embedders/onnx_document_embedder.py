@@ -22,7 +22,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.onnx_encoder import INT8_FILE, UsesSharedEncoder, check_encoder_arguments
+from helpers.onnx_encoder import BATCH_SIZE, INT8_FILE, UsesSharedEncoder, check_encoder_arguments
 
 
 @component
@@ -38,11 +38,14 @@ class OnnxDocumentEmbedder(UsesSharedEncoder):
     :param batch_size: texts per encoder call (batched longest first).
     :param max_seq_length: truncation length in tokens (``None`` = the export's own).
     :param intra_op_num_threads: ONNX Runtime threads (0 = one per physical core).
+    :param allow_spinning: idle ONNX Runtime threads spin before they sleep (faster bulk encoding; turn it off where
+        the process also serves queries on the same cores, see `OnnxEncoder`).
     """
 
     def __init__(self, model: str, file_name: str = INT8_FILE, prefix: str = "", suffix: str = "",
                  meta_fields_to_embed: list[str] | None = None, embedding_separator: str = "\n",
-                 batch_size: int = 32, max_seq_length: int | None = None, intra_op_num_threads: int = 0) -> None:
+                 batch_size: int = BATCH_SIZE, max_seq_length: int | None = None, intra_op_num_threads: int = 0,
+                 allow_spinning: bool = True) -> None:
         check_encoder_arguments(model, max_seq_length, intra_op_num_threads)
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -55,6 +58,7 @@ class OnnxDocumentEmbedder(UsesSharedEncoder):
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
         self.intra_op_num_threads = intra_op_num_threads
+        self.allow_spinning = allow_spinning
         self._encoder = None
 
     def text_to_embed(self, document: Document) -> str:

@@ -32,10 +32,12 @@ class OnnxTextEmbedder(UsesSharedEncoder):
     :param suffix: text put after it.
     :param max_seq_length: truncation length in tokens (``None`` = the export's own).
     :param intra_op_num_threads: ONNX Runtime threads (0 = one per physical core).
+    :param allow_spinning: idle ONNX Runtime threads spin before they sleep (off: concurrent requests' searches get
+        the cores, see `OnnxEncoder`).
     """
 
     def __init__(self, model: str, file_name: str = INT8_FILE, prefix: str = "", suffix: str = "",
-                 max_seq_length: int | None = None, intra_op_num_threads: int = 0) -> None:
+                 max_seq_length: int | None = None, intra_op_num_threads: int = 0, allow_spinning: bool = False) -> None:
         check_encoder_arguments(model, max_seq_length, intra_op_num_threads)
         self.model = model
         self.file_name = file_name
@@ -43,6 +45,7 @@ class OnnxTextEmbedder(UsesSharedEncoder):
         self.suffix = suffix
         self.max_seq_length = max_seq_length
         self.intra_op_num_threads = intra_op_num_threads
+        self.allow_spinning = allow_spinning
         self._encoder = None
 
     @component.output_types(embedding=list[float])

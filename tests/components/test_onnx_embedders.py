@@ -83,20 +83,34 @@ def test_text_and_document_embedders_match_haystacks_sentence_transformers_embed
     assert ours_docs.text_to_embed(DOCS[1]).startswith("passage: 民法典\n中华人民共和国")  # None meta is skipped
 
 
+def spins(encoder: OnnxEncoder) -> bool:
+    return encoder.session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "1"
+
+
 def test_embedders_of_one_process_share_one_encoder(export: Path):
-    text, documents = OnnxTextEmbedder(model=str(export)), OnnxDocumentEmbedder(model=str(export))
+    # a server's document embedder (no spinning) shares the query embedder's encoder: one ONNX session
+    text, documents = OnnxTextEmbedder(model=str(export)), OnnxDocumentEmbedder(model=str(export), allow_spinning=False)
     text.warm_up()
     documents.warm_up()
     assert text._encoder is documents._encoder is shared_encoder(str(export))
+    assert not spins(text.encoder())
+    # by default the document embedder encodes in bulk with spinning threads (its own session), the same vectors
+    bulk = OnnxDocumentEmbedder(model=str(export))
+    assert bulk.encoder() is not text.encoder() and spins(bulk.encoder())
+    assert bulk.encoder() is OnnxDocumentEmbedder(model=str(export)).encoder()
+    vectors = [np.array([d.embedding for d in e.run(documents=DOCS)["documents"]]) for e in (bulk, documents)]
+    assert np.abs(vectors[0] - vectors[1]).max() < 1e-6
 
 
 def test_serialisation_round_trip(export: Path):
     embedder = OnnxDocumentEmbedder(model=str(export), prefix="passage: ", meta_fields_to_embed=["law"],
-                                    batch_size=8, max_seq_length=256, intra_op_num_threads=1)
+                                    batch_size=4, max_seq_length=256, intra_op_num_threads=1, allow_spinning=False)
     data = component_to_dict(embedder, "embedder")
     restored = component_from_dict(OnnxDocumentEmbedder, data, "embedder")
     assert component_to_dict(restored, "embedder") == data
-    assert data["init_parameters"]["meta_fields_to_embed"] == ["law"] and data["init_parameters"]["batch_size"] == 8
+    assert data["init_parameters"]["meta_fields_to_embed"] == ["law"] and data["init_parameters"]["batch_size"] == 4
+    assert restored.allow_spinning is False and component_to_dict(OnnxDocumentEmbedder(model="m"), "e")[
+        "init_parameters"]["allow_spinning"] is True
     text = OnnxTextEmbedder(model=str(export), prefix="query: ", max_seq_length=128)
     assert component_to_dict(component_from_dict(OnnxTextEmbedder, component_to_dict(text, "t"), "t"), "t") == (
         component_to_dict(text, "t"))

@@ -99,3 +99,23 @@ def test_a_knowledge_base_with_out_of_date_bm25_weights_is_reported_when_served(
         assert "reweight --collection handbook" in caplog.text
     finally:
         service.close()
+
+
+def test_indexing_in_the_server_shares_the_query_encoder(settings):
+    """The server indexes uploads with the encoder its queries use (one ONNX session, not a second spinning one
+    for bulk indexing, which would hold another ~135 MiB)."""
+    from helpers.onnx_encoder import _shared, shared_encoder
+    from pipelines.embedders import model_arguments
+
+    assert settings.embedding_backend == "onnx-int8"
+    _shared.cache_clear()
+    service = RAGService(settings)
+    try:
+        service.index("handbook", files=handbook("员工应当按时上班。"))
+        found = service.rag("handbook").retrieve("员工什么时候上班")
+    finally:
+        service.close()
+    assert "按时上班" in found.documents[0]["text"]
+    assert _shared.cache_info().currsize == 1
+    encoder = shared_encoder(model_arguments(settings)["model"])  # the one cached: its size stays 1
+    assert _shared.cache_info().currsize == 1 and not encoder.allow_spinning
