@@ -1,12 +1,15 @@
 """Cold-page study: the dense path's latency on a large Qdrant Edge store whose files are not in the OS page cache,
-with Edge's default memory placement and with ``Cached`` placements (pre-warmed at load).
+with Edge's default memory placement and with ``Cached`` placements (pre-warmed at load), and with or without the
+store's own warm-up steps (`document_store.edge_warmup`: the payload files read once, the graph searched).
 
 Evicts the store's files from the page cache (``posix_fadvise(DONTNEED)``, no root needed; ``--warm`` skips it),
-opens the store with the chosen placements, and times the dense retrieval pipeline (query embedding included,
-top 10) over STARD questions. Findings are in benchmarks/reports/scale_edge.md (third-session reading).
+opens the store with the chosen placements, warms the retrieval pipeline up (the store's `preload`, less the steps
+named by ``--skip``) and times it (query embedding included, top 10) over STARD questions, twice: per pass p50 /
+p95 / max ms, the page faults taken (major ones read from disk) and the RSS. Findings are in
+benchmarks/reports/scale_edge.md (third and fifth sessions) and document_store/edge_warmup.py.
 
     DATA_DIR=/tmp/idx_data .venv/bin/python research/edge_cold_pages.py /tmp/idx_data/scale/1000000-kb \\
-        [--cached payload,hnsw,ids,vectors] [--warm] [--mode dense]
+        [--cached payload,hnsw,ids,vectors] [--skip payloads,graph] [--warm] [--mode dense] [--queries 100]
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -33,6 +37,7 @@ from pipelines.retrieval import build_retrieval_pipeline, retrieve
 from pipelines.stores import open_document_store
 
 PLACEMENTS = ("payload", "hnsw", "ids", "vectors")
+WARM_UP_STEPS = {"payloads": "read_payloads", "graph": "warm_graph"}
 
 
 def evict(folder: Path) -> None:
@@ -63,18 +68,35 @@ def cached_config(cached: set[str]):
     return config
 
 
+def timed_pass(pipeline, queries: list[str]) -> dict[str, float]:
+    before, latency = resource.getrusage(resource.RUSAGE_SELF), []
+    for query in queries:
+        started = time.perf_counter()
+        retrieve(pipeline, [query], top_k=10)
+        latency.append(1000 * (time.perf_counter() - started))
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return {"p50_ms": round(percentile(latency, 50), 1), "p95_ms": round(percentile(latency, 95), 1),
+            "max_ms": round(max(latency), 1), "major_faults": after.ru_majflt - before.ru_majflt,
+            "minor_faults": after.ru_minflt - before.ru_minflt,
+            "rss_mib": round(psutil.Process().memory_info().rss / 2**20)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("store", help="a scale store folder (benchmarks/scale.py), e.g. …/scale/1000000-kb")
     parser.add_argument("--cached", default="", help=f"comma-separated, of {PLACEMENTS}")
+    parser.add_argument("--skip", default="", help=f"comma-separated warm-up steps to leave out, of {list(WARM_UP_STEPS)}")
     parser.add_argument("--warm", action="store_true", help="do not evict the files first")
     parser.add_argument("--mode", default="dense", choices=["bm25", "dense", "hybrid"])
     parser.add_argument("--queries", type=int, default=20)
     args = parser.parse_args()
     folder = Path(args.store)
     cached = {c for c in args.cached.split(",") if c}
-    if cached - set(PLACEMENTS):
-        parser.error(f"--cached takes {PLACEMENTS}")
+    skip = {s for s in args.skip.split(",") if s}
+    if cached - set(PLACEMENTS) or skip - set(WARM_UP_STEPS):
+        parser.error(f"--cached takes {PLACEMENTS}, --skip {list(WARM_UP_STEPS)}")
+    for step in skip:
+        setattr(edge_store, WARM_UP_STEPS[step], lambda *args, **kwargs: None)
     if not args.warm:
         evict(folder)
     if cached:
@@ -86,16 +108,13 @@ def main() -> None:
     store.open()
     open_s = time.perf_counter() - started
     pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=10)
+    started = time.perf_counter()
     pipeline.warm_up()
     retrieve(pipeline, ["个人信息同意"], top_k=10)
-    latency = []
-    for query in queries:
-        started = time.perf_counter()
-        retrieve(pipeline, [query], top_k=10)
-        latency.append(1000 * (time.perf_counter() - started))
-    print(json.dumps({"cached": sorted(cached), "evicted": not args.warm, "mode": args.mode, "open_s": round(open_s, 1),
-                      "p50_ms": round(percentile(latency, 50), 1), "p95_ms": round(percentile(latency, 95), 1),
-                      "rss_mib": round(psutil.Process().memory_info().rss / 2**20)}))
+    warm_s = time.perf_counter() - started
+    print(json.dumps({"cached": sorted(cached), "skip": sorted(skip), "evicted": not args.warm, "mode": args.mode,
+                      "open_s": round(open_s, 1), "warm_up_s": round(warm_s, 1),
+                      "passes": [timed_pass(pipeline, queries) for _ in range(2)]}))
     store.close()
 
 
