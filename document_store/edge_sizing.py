@@ -34,4 +34,3 @@ WARM = edge.Memory.Cached
 def search_ef(points: int) -> int:
     """The ``hnsw_ef`` a search over a shard of ``points`` articles uses."""
     return WIDER_EF if points >= WIDER_EF_FROM else HNSW_EF
-
