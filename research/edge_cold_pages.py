@@ -4,12 +4,12 @@ store's own warm-up steps (`document_store.edge_warmup`: the payload files read 
 
 Evicts the store's files from the page cache (``posix_fadvise(DONTNEED)``, no root needed; ``--warm`` skips it),
 opens the store with the chosen placements, warms the retrieval pipeline up (the store's `preload`, less the steps
-named by ``--skip``) and times it (query embedding included, top 10) over STARD questions, twice: per pass p50 /
-p95 / max ms, the page faults taken (major ones read from disk) and the RSS. Findings are in
+named by ``--skip``) and times it (query embedding included, top 10) over STARD questions, twice (each pass after
+``--idle`` seconds of quiet): per pass p50 / p95 / max ms, the page faults taken (major ones read from disk) and the RSS. Findings are in
 benchmarks/reports/scale_edge.md (third and fifth sessions) and document_store/edge_warmup.py.
 
     DATA_DIR=/tmp/idx_data .venv/bin/python research/edge_cold_pages.py /tmp/idx_data/scale/1000000-kb \\
-        [--cached payload,hnsw,ids,vectors] [--skip payloads,graph] [--warm] [--mode dense] [--queries 100]
+        [--cached payload,hnsw,ids,vectors] [--skip payloads,graph] [--warm] [--mode dense] [--queries 100] [--idle 60]
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -81,6 +83,12 @@ def timed_pass(pipeline, queries: list[str]) -> dict[str, float]:
             "rss_mib": round(psutil.Process().memory_info().rss / 2**20)}
 
 
+def idle_then(seconds: float, run: Callable[..., dict[str, float]], *args: Any) -> dict[str, float]:
+    """``run(*args)`` after ``seconds`` of idling (what a server's first questions after a quiet spell meet)."""
+    time.sleep(seconds)
+    return run(*args)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("store", help="a scale store folder (benchmarks/scale.py), e.g. …/scale/1000000-kb")
@@ -89,6 +97,7 @@ def main() -> None:
     parser.add_argument("--warm", action="store_true", help="do not evict the files first")
     parser.add_argument("--mode", default="dense", choices=["bm25", "dense", "hybrid"])
     parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--idle", type=float, default=0.0, help="seconds to wait after the warm-up and between passes")
     args = parser.parse_args()
     folder = Path(args.store)
     cached = {c for c in args.cached.split(",") if c}
@@ -114,7 +123,8 @@ def main() -> None:
     warm_s = time.perf_counter() - started
     print(json.dumps({"cached": sorted(cached), "skip": sorted(skip), "evicted": not args.warm, "mode": args.mode,
                       "open_s": round(open_s, 1), "warm_up_s": round(warm_s, 1),
-                      "passes": [timed_pass(pipeline, queries) for _ in range(2)]}))
+                      "idle_s": args.idle, "passes": [idle_then(args.idle, timed_pass, pipeline, queries)
+                                                      for _ in range(2)]}))
     store.close()
 
 
