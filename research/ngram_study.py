@@ -36,6 +36,7 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.joiners.rrf_joiner import RRFJoiner
 from components.preprocessors.statute_splitter import StatuteSplitter
+from helpers.jieba_tokenizer import JiebaTokenizer
 from helpers.ranking import Ranking
 from helpers.sparse_terms import BM25Matrix
 from pipelines.indexing import law_sources
@@ -66,6 +67,7 @@ def dense_rankings(questions: list[str]) -> list[list[Document]]:
 def study(articles: list[Document], sets: dict[str, list[dict]], dense: dict[str, list[list[Document]]],
           sizes: tuple[int, ...]) -> dict[str, object]:
     encoder = JiebaBM25DocumentEncoder(char_ngrams=list(sizes))
+    tokenizer = JiebaTokenizer(char_ngrams=sizes)  # the query side, as `JiebaBM25Retriever` builds it
     encoded = encoder.run(documents=articles)["documents"]
     matrix = BM25Matrix([d.sparse_embedding for d in encoded])
     settings = bench_settings()
@@ -77,7 +79,7 @@ def study(articles: list[Document], sets: dict[str, list[dict]], dense: dict[str
     for name, items in sets.items():
         bm25_rows, hybrid_rows = [], []
         for item, dense_docs in zip(items, dense[name], strict=True):
-            terms = encoder._tokenizer.tokenize(item["query"])
+            terms = tokenizer.tokenize(item["query"])
             query_terms.append(len(set(terms)))
             scores = matrix.scores(terms)
             top = [int(i) for i in np.argsort(-scores, kind="stable")[:CANDIDATES_PER_PATH] if scores[i] > 0]
