@@ -92,6 +92,13 @@ class LLMComponent:
 
         return revive_shared_server(getattr(self.chat_generator, "api_base_url", None))
 
+    def _abort_generation(self) -> bool:
+        """After a timeout: stop the generation the embedded LLM server would otherwise finish for nobody (True if
+        that is what this component talks to and it was restarted)."""
+        from llm_access.embedded_server import abort_shared_generation
+
+        return abort_shared_generation(getattr(self.chat_generator, "api_base_url", None))
+
     def _endpoint(self) -> str:
         generator = self.chat_generator
         return f"{getattr(generator, 'api_base_url', None)}|{getattr(generator, 'model', None)}"
@@ -138,7 +145,8 @@ class LLMComponent:
             except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
                 if attempt == 1 and isinstance(error, APIConnectionError) and self._revive():
                     continue  # the embedded server had died and is back on the same port: one more try
-                COOLDOWNS.start(endpoint)
+                if not (isinstance(error, APITimeoutError) and self._abort_generation()):
+                    COOLDOWNS.start(endpoint)  # (an embedded server restarted to stop the generation is ready now)
                 logger.warning("LLM unavailable: {error}", error=type(error).__name__)
                 reason = "LLM 请求超时" if isinstance(error, APITimeoutError) else f"LLM 调用失败：{type(error).__name__}"
                 return LLMCall(None, reason, time.perf_counter() - started)

@@ -101,6 +101,9 @@ class EmbeddedLLMServer:
             "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.n_threads),
             "--chat_format", "chatml-function-calling",
+            # by default a streamed answer stops as soon as another request waits for the model: a judge call of
+            # one user would cut another user's answer short
+            "--interrupt_requests", "False",
             "--host", "127.0.0.1",
             "--port", str(self.port),
         ]
@@ -189,6 +192,29 @@ def revive_shared_server(base_url: str | None) -> bool:
         if _shared is None or _shared.port is None or base_url != _shared.base_url:
             return False
         return _shared.running or _restart_in_place(_shared)
+
+
+def abort_shared_generation(base_url: str | None) -> bool:
+    """Stop what the shared server is generating for a caller that gave up on it (a timed-out call); True if it
+    was restarted.
+
+    llama.cpp's server stops a streamed generation when its client leaves, but not one it answers in a single
+    response: that runs to its token limit, with both cores busy and every other request waiting behind it. It has
+    no abort endpoint, so the server is restarted on its own port (seconds: the model is mapped from the page
+    cache); requests that arrive meanwhile are retried once by the call policy (see `revive_shared_server`)."""
+    with _shared_lock:
+        if _shared is None or _shared.port is None or base_url != _shared.base_url or not _shared.running:
+            return False
+        port = _shared.port
+        logger.warning("Restarting the embedded LLM server on port {port} to stop a generation nobody waits for",
+                       port=port)
+        _shared.stop(timeout=5)
+        try:
+            _shared.start(port=port)
+        except LLMServerError as error:
+            logger.warning("Restarting the embedded LLM server failed: {error}", error=str(error))
+            return False
+        return True
 
 
 def shared_server(gguf_path: str | Path, **kwargs: object) -> EmbeddedLLMServer:

@@ -80,5 +80,7 @@ def make_chat_generator(
         generation_kwargs=generation_kwargs or {},
         streaming_callback=streaming_callback,
         timeout=settings.llm_timeout,
-        max_retries=settings.llm_max_retries,
+        # a retry of a timed-out request would queue behind the generation that timed out: the embedded server is
+        # not retried; the call policy stops that generation instead and restarts a dead server
+        max_retries=0 if endpoint.kind == "embedded" else settings.llm_max_retries,
     )

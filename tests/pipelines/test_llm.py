@@ -132,3 +132,45 @@ def test_two_requests_that_find_the_server_dead_both_get_an_answer(settings, mon
         thread.join(300)
     assert [call.error for call in calls] == [None, None]
     assert all("2" in call.text for call in calls)
+
+
+def test_the_llama_cpp_child_drops_every_variable_its_server_would_read_as_a_setting():
+    """Issue 46, bug 1: ``API_KEY`` (this project's API key) reached llama.cpp's server, which read it as its own
+    key (pydantic-settings, any case) and refused the readiness check with 401."""
+    from llm_access.server_child import without_server_settings
+
+    environ = {"API_KEY": "k", "api_key": "k", "Port": "9", "PATH": "/bin", "DATA_DIR": "/d", "HF_HUB_OFFLINE": "1"}
+    assert without_server_settings(environ, {"api_key", "port", "model"}) == {
+        "PATH": "/bin", "DATA_DIR": "/d", "HF_HUB_OFFLINE": "1"}
+
+
+@pytest.mark.slow
+def test_the_embedded_server_starts_and_answers_when_api_key_is_set(settings, monkeypatch):
+    """Issue 46, bug 1: with ``API_KEY`` set the embedded server never became ready (401 until the start timeout)."""
+    monkeypatch.setenv("API_KEY", "the-api-key-of-this-project")
+    with EmbeddedLLMServer(settings.llm_gguf, n_ctx=1024, start_timeout=60) as server:
+        from haystack.components.generators.chat import OpenAIChatGenerator
+        from haystack.utils import Secret
+
+        generator = OpenAIChatGenerator(api_key=Secret.from_token("sk-local"), model="local",
+                                        api_base_url=server.base_url, generation_kwargs={"max_tokens": 8})
+        assert "2" in generator.run(messages=[ChatMessage.from_user("1+1等于几？只回答数字。")])["replies"][0].text
+
+
+@pytest.mark.slow
+def test_a_timed_out_call_stops_its_generation_and_the_next_call_is_answered(settings, monkeypatch):
+    """Issue 46, bug 2: after a call timed out, llama.cpp went on generating its answer for nobody (~90 % CPU, every
+    other request waiting). The timed-out call restarts the embedded server, which stops the generation; the
+    endpoint is not put in its cooldown, since the server is ready again."""
+    monkeypatch.setenv("LLM_TIMEOUT", "3")
+    monkeypatch.setenv("LLM_COOLDOWN", "600")
+    component = LLMComponent()
+    component.warm_up()
+    server = shared_server(settings.llm_gguf)
+    pid = server.pid
+    call = component.chat([ChatMessage.from_user("写一篇关于合同法的长文章，至少两千字。")],
+                          {"max_tokens": 3000, "temperature": 0.7})
+    assert call.error == "LLM 请求超时"
+    assert server.running and server.pid != pid, "the generation that timed out was not stopped"
+    again = component.chat([ChatMessage.from_user("1+1等于几？只回答数字。")], {"max_tokens": 8, "temperature": 0})
+    assert again.error is None and "2" in again.text
