@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import hmac
-import json
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,31 +27,28 @@ from fastapi import FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from interfaces.asgi import ASGIApp, Message, Receive, Scope, Send, send_json_body
+
+# Modules that import Haystack (and with it torch) are imported inside `create_server_app`, after `keep_torch_out`.
 
 ROOT = Path(__file__).resolve().parent.parent
 UI_DIR = ROOT / "ui"
 DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
+STARTUP_FAILED_EXIT_CODE = 3  # a required deployment failed to load (uvicorn's own code for a failed start-up)
 PUBLIC_PATHS = ("/status", "/ui/", "/favicon.ico")
 # Hayhooks routes this server does not offer: runtime deployment (a client could upload and run Python or YAML),
 # /draw (calls an outside rendering service), the OpenAI responses and files APIs (not implemented here: 501).
-BLOCKED_PREFIXES = ("/deploy", "/undeploy", "/draw", "/responses", "/v1/responses", "/files", "/v1/files")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
+BLOCKED_PREFIXES = ("/deploy", "/undeploy", "/draw", "/responses", "/v1/responses", "/files", "/v1/files",
+                    "/docs", "/redoc")  # FastAPI's API docs load Swagger from a CDN: served offline below instead
+SERVING_DIR = ROOT / "serving"
+PROJECT_LOGGERS = ("application", "components", "document_store", "interfaces", "llm_access", "pipelines")
 
 async def send_json(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps({"detail": detail}, ensure_ascii=False).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json; charset=utf-8"), (b"content-length", str(len(body)).encode()),
-        *(headers or [])]})
-    await send({"type": "http.response.body", "body": body})
+    await send_json_body(send, status, {"detail": detail}, headers)
 
 
 class BearerAuthMiddleware:
@@ -145,11 +142,14 @@ def configure_hayhooks() -> None:
 
     for name, value in ALLOWLIST_ENV.items():
         os.environ.setdefault(name, value)
-    settings.pipelines_dir = str(ROOT / "serving")
+    # Hayhooks loads nothing itself: `interfaces.startup.Deployments` loads serving/'s deployments one at a time
+    # (the parallel default once failed in CI with "dictionary changed size during iteration") after the server
+    # listens, and reports a failure instead of only logging it
+    settings.pipelines_dir = ""
     settings.additional_python_path = str(ROOT)
-    # one deployment at a time: the parallel default imports the wrapper modules in threads, and once in CI one
-    # failed with "dictionary changed size during iteration" (Hayhooks then only logs it and serves without it)
     settings.startup_deploy_strategy = StartupDeployStrategy.SEQUENTIAL
+    # this project's log lines (deployments, cancellations, index jobs, the embedded LLM) go where Hayhooks' go
+    settings.intercepted_loggers = [*dict.fromkeys([*settings.intercepted_loggers, *PROJECT_LOGGERS])]
     settings.tracing_enabled = False
     settings.tracing_include_haystack_spans = False
     settings.monitoring_enabled = False
@@ -184,8 +184,10 @@ async def http_error(request: Request, error: Exception) -> Response:
     return await http_exception_handler(request, error)
 
 
-def create_server_app() -> FastAPI:
-    """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``)."""
+def create_server_app(stop_server: Callable[[], None] | None = None) -> FastAPI:
+    """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``); the deployments load
+    after the server listens (`interfaces.startup`). ``stop_server`` ends the server when a required deployment
+    fails to load (default: SIGTERM to this process)."""
     from config.settings import Settings
 
     settings = Settings.from_env()
@@ -193,21 +195,63 @@ def create_server_app() -> FastAPI:
     configure_hayhooks()
     from hayhooks import create_app
 
+    from interfaces.disconnects import DisconnectMiddleware
+    from interfaces.index_jobs_api import add_index_job_routes
+    from interfaces.safe_logging import escape_markup_in_hayhooks_logs
+    from interfaces.startup import Deployments, StatusGate, required_deployments
+
     app = create_app()
+    escape_markup_in_hayhooks_logs()
     prune_routes(app.router.routes)
+    deployments = Deployments(SERVING_DIR, required_deployments(),
+                              on_fatal=stop_server or (lambda: os.kill(os.getpid(), signal.SIGTERM)))
+    app.state.deployments = deployments
+    hayhooks_lifespan = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with hayhooks_lifespan(app):
+            deployments.start(app)
+            yield
+
+    app.router.lifespan_context = lifespan
     app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
 
     @app.get("/", include_in_schema=False)
     def home() -> RedirectResponse:
         return RedirectResponse("/ui/")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:  # browsers ask for it whatever the page links: the UI's icon
+        return FileResponse(UI_DIR / "favicon.svg", media_type="image/svg+xml")
+
+    add_offline_docs(app)
+    add_index_job_routes(app)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_middleware(DisconnectMiddleware)
+    app.add_middleware(StatusGate, deployments=deployments)
     max_bytes = int(os.environ.get("MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES))
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_bytes)
     if api_key := os.environ.get("API_KEY", ""):
         app.add_middleware(BearerAuthMiddleware, api_key=api_key)
     return app
+
+
+def add_offline_docs(app: FastAPI) -> None:
+    """``/docs``: Swagger UI from the ``swagger-ui-bundle`` package's files, not from a CDN (this server may have
+    no internet)."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
+                                   swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs-assets/swagger-ui.css",
+                                   swagger_favicon_url="/docs-assets/favicon-32x32.png")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -220,7 +264,22 @@ def main(argv: list[str] | None = None) -> None:
     # uvicorn stops gracefully on SIGTERM, then raises the signal again with the handler it found: by default that
     # kills the process before the atexit hook that stops the embedded LLM server could run. Exit through Python.
     signal.signal(signal.SIGTERM, _exit_on_signal)
-    uvicorn.run(create_server_app(), host=args.host, port=args.port, log_config=None, timeout_graceful_shutdown=5)
+    server: uvicorn.Server | None = None
+
+    def stop_server() -> None:
+        assert server is not None
+        server.should_exit = True  # read by uvicorn's main loop within a tenth of a second
+
+    app = create_server_app(stop_server)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None,
+                                           timeout_graceful_shutdown=5))
+    try:
+        server.run()
+    finally:
+        if app.state.deployments.fatal:
+            sys.exit(STARTUP_FAILED_EXIT_CODE)
+    if not server.started:
+        sys.exit(STARTUP_FAILED_EXIT_CODE)
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

@@ -1,0 +1,134 @@
+"""Loading the server's deployments after it listens, and a ``/status`` that tells the truth.
+
+Hayhooks loads its deployments before the server listens, and a deployment that fails to load is only a log
+warning: the server then answers ``/status`` "Up!" and 404 on the missing routes, and a slow start (the embedded LLM)
+cannot be stopped with SIGTERM until it is over. Here the server listens at once and `Deployments.load` loads each
+deployment of ``serving/`` in order, in a background thread. Meanwhile, and whenever one is missing, ``/status``
+answers 503 with what is loading and what failed and why (`StatusGate`), and the API routes answer 503 "starting".
+A deployment in ``REQUIRED_DEPLOYMENTS`` that fails stops the server, which exits non-zero.
+
+Usage (what `interfaces.server_app.create_server_app` does)::
+
+    deployments = Deployments(SERVING_DIR, required_deployments(), on_fatal=stop_server)
+    app.add_middleware(StatusGate, deployments=deployments)
+    deployments.start(app)   # from the app's lifespan
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from haystack import logging
+
+from interfaces.asgi import ASGIApp, Receive, Scope, Send, send_json_body
+
+logger = logging.getLogger(__name__)
+
+ALL_DEPLOYMENTS = ("agentic_rag", "index", "knowledge_bases")
+CHAT_DEPLOYMENT = "agentic_rag"  # the one behind /v1/chat/completions
+ALWAYS_OPEN = ("/ui/", "/favicon.ico")  # static files answer while the deployments load
+
+
+def required_deployments() -> frozenset[str]:
+    """``REQUIRED_DEPLOYMENTS``: the deployments without which the server does not run (comma-separated; default
+    all three). One left out may fail to load: the server then runs without it and ``/status`` says 503."""
+    names = {n.strip() for n in os.environ.get("REQUIRED_DEPLOYMENTS", ",".join(ALL_DEPLOYMENTS)).split(",")}
+    names.discard("")
+    if unknown := names - set(ALL_DEPLOYMENTS):
+        raise ValueError(f"REQUIRED_DEPLOYMENTS names unknown deployments: {', '.join(sorted(unknown))}; "
+                         f"known: {', '.join(ALL_DEPLOYMENTS)}")
+    return frozenset(names)
+
+
+def one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return f"{type(error).__name__}: {text}"[:300]
+
+
+class Deployments:
+    """The state of loading ``serving/``'s deployments: which is loading, which failed (with the reason), done.
+
+    Lifetime: one per server app; written by the loading thread, read by requests (single assignments only)."""
+
+    def __init__(self, serving_dir: Path, required: frozenset[str], on_fatal: Callable[[], None]) -> None:
+        self.serving_dir = serving_dir
+        self.required = required
+        self.on_fatal = on_fatal
+        self.loading: str | None = None
+        self.loaded: list[str] = []
+        self.failed: dict[str, str] = {}
+        self.done = False
+        self.fatal = False
+
+    def start(self, app: Any) -> None:
+        """Load every deployment in a daemon thread (a SIGTERM meanwhile ends the process at once)."""
+        threading.Thread(target=self.load, args=(app,), daemon=True, name="deploy").start()
+
+    def load(self, app: Any) -> None:
+        from hayhooks.server.app import deploy_files_pipeline
+
+        for name in ALL_DEPLOYMENTS:
+            self.loading = name
+            try:
+                deploy_files_pipeline(app, self.serving_dir / name)
+            except Exception as error:  # noqa: BLE001 - any failure of a wrapper's setup is reported, not raised
+                self.failed[name] = one_line(error)
+                logger.error("Deployment {deployment} failed to load: {reason}", deployment=name, reason=self.failed[name])
+                if name in self.required:
+                    self.fatal, self.loading = True, None
+                    logger.error("Stopping: {deployment} is required (REQUIRED_DEPLOYMENTS)", deployment=name)
+                    self.on_fatal()
+                    return
+            else:
+                self.loaded.append(name)
+        self.loading, self.done = None, True
+        if self.failed:
+            logger.warning("Serving without {names}: /status answers 503", names=", ".join(self.failed))
+        else:
+            logger.info("Every deployment loaded: {names}", names=", ".join(self.loaded))
+
+    @property
+    def healthy(self) -> bool:
+        return self.done and not self.failed
+
+    def status(self) -> dict[str, Any]:
+        """The body of a 503 ``/status``."""
+        state = "Failed" if self.fatal else "Degraded" if self.done else "Starting"
+        return {"status": state, "pipelines": list(self.loaded), "loading": self.loading, "failed": dict(self.failed)}
+
+
+class StatusGate:
+    """ASGI middleware: ``/status`` is Hayhooks' own only while every deployment is loaded, a 503 with the
+    `Deployments` state otherwise; until loading ends, the API routes answer 503 (with ``Retry-After``) instead of
+    404."""
+
+    def __init__(self, app: ASGIApp, deployments: Deployments) -> None:
+        self.app, self.deployments = app, deployments
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.deployments.healthy:
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        if path == "/status":
+            await send_json_body(send, 503, self.deployments.status())
+        elif failed := next((name for name in self.deployments.failed if path.startswith(routes_of(name))), None):
+            reason = self.deployments.failed[failed]
+            await send_json_body(send, 503, {"detail": f"{failed} is not available: it failed to load ({reason})"})
+        elif self.deployments.done or path == "/" or path.startswith(ALWAYS_OPEN):
+            await self.app(scope, receive, send)
+        else:
+            loading = self.deployments.loading or "…"
+            await send_json_body(send, 503, {"detail": f"the server is starting (loading {loading}); try again shortly"},
+                                 [(b"retry-after", b"5")])
+
+
+def routes_of(deployment: str) -> tuple[str, ...]:
+    """The path prefixes a deployment serves (the chat deployment also serves the OpenAI-compatible routes)."""
+    chat = ("/v1/chat/completions", "/chat/completions", "/v1/models", "/models") if deployment == CHAT_DEPLOYMENT else ()
+    return (f"/{deployment}/", *chat)
+
