@@ -28,8 +28,7 @@ def load_text_file(path: str | Path, *, source_name: str | None = None) -> Docum
         with the same name replaces its previous articles.
     """
     path = Path(path)
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        raise FileLoadError(f"{path.name}: unsupported file type {path.suffix or '(none)'}; use .txt or .md")
+    check_suffix(path.name)
     try:
         data = path.read_bytes()
     except FileNotFoundError as error:
@@ -48,10 +47,28 @@ def upload_name(filename: str | None) -> str:
     return name or "upload.txt"
 
 
+# what a file really is when its first bytes say so, whatever its name claims
+BINARY_SIGNATURES = {b"%PDF-": "a PDF", b"PK\x03\x04": "a ZIP or Office (.docx/.xlsx) file",
+                     b"\xd0\xcf\x11\xe0": "an old Office (.doc/.xls) file", b"{\\rtf": "an RTF file",
+                     b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
+                     b"\x1f\x8b": "a gzip archive", b"7z\xbc\xaf": "a 7z archive", b"Rar!": "a RAR archive"}
+
+
+def check_suffix(name: str) -> None:
+    """Refuse a file whose name is not .txt or .md (one-line `FileLoadError`)."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise FileLoadError(f"{name}: unsupported file type {suffix or '(none)'}; use .txt or .md")
+
+
 def text_document(data: bytes, name: str) -> Document:
-    """Validate raw bytes of an uploaded or read file and wrap them as a Document."""
+    """Validate raw bytes of an uploaded or read file and wrap them as a Document: a .txt/.md name, and content
+    that is UTF-8 text (not a PDF, an Office file, an image or an archive under another name)."""
+    check_suffix(name)
     if len(data) > MAX_FILE_BYTES:
         raise FileLoadError(f"{name}: {len(data)} bytes is over the {MAX_FILE_BYTES} byte limit")
+    if kind := next((kind for magic, kind in BINARY_SIGNATURES.items() if data.startswith(magic)), None):
+        raise FileLoadError(f"{name}: the content is {kind}, not text; only UTF-8 text (.txt/.md) is supported")
     if b"\x00" in data:
         raise FileLoadError(f"{name}: looks like a binary file; only UTF-8 text (.txt/.md) is supported")
     try:

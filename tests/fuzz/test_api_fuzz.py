@@ -67,7 +67,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, e5_model: Path) -> Iterator
     with ScriptedOpenAIServer(default="好的。") as llm, \
             ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app, \
             httpx.Client(base_url=app.base_url, timeout=120) as client:
-        indexed = client.post("/index/run", data={"knowledge_base": DEFAULT_KB},
+        indexed = client.post("/index/run", data={"knowledge_base": DEFAULT_KB, "wait": "true"},
                               files={"files": (f"{LAW}.md", STATUTE.encode())})
         assert indexed.status_code == 200, indexed.text
         yield Server(app, client)
@@ -419,7 +419,7 @@ def stored_articles(server: Server, knowledge_base: str, source: str) -> set[tup
 @example(knowledge_base=SCRATCH_KBS[1], laws=[],  # one file name twice in one upload
          files=[("a.txt", "第一条 甲。\n第二条 乙。".encode()), ("a.txt", "第一条 丙。".encode())])
 def test_index_uploads(server: Server, knowledge_base: str, laws: list[str], files: list[tuple[str, bytes]]) -> None:
-    form = {"knowledge_base": knowledge_base, **({"laws": laws} if laws else {})}
+    form = {"knowledge_base": knowledge_base, "wait": "true", **({"laws": laws} if laws else {})}
     response = post(server, "/index/run", data=form, files=[("files", f) for f in files] or None)
     documents = []
     for name, data in files:

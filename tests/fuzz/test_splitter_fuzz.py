@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from haystack import Document
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from components.preprocessors.statute_splitter import ARTICLE_RE, CHAPTER_RE, SECTION_RE, StatuteSplitter, document_id
-from document_store.text_files import FileLoadError, text_document
+from document_store.text_files import BINARY_SIGNATURES, SUPPORTED_SUFFIXES, FileLoadError, text_document
 from helpers.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
 
 FUZZ = settings(deadline=None, derandomize=True, database=None,
@@ -248,8 +249,10 @@ def test_uploaded_bytes_become_a_document_or_a_file_load_error(data: bytes, name
     except FileLoadError as error:
         assert str(error).startswith(f"{name}: ")  # names the file; the reason is one line
         assert str(error)[len(name) + 2:] and "\n" not in str(error)[len(name):]
-        assert b"\x00" in data or not data.decode("utf-8-sig", errors="replace").strip() or _not_utf8(data)
+        assert (Path(name).suffix.lower() not in SUPPORTED_SUFFIXES or data.startswith(tuple(BINARY_SIGNATURES))
+                or b"\x00" in data or not data.decode("utf-8-sig", errors="replace").strip() or _not_utf8(data))
         return
+    assert Path(name).suffix.lower() in SUPPORTED_SUFFIXES and not data.startswith(tuple(BINARY_SIGNATURES))
     assert b"\x00" not in data
     assert doc.content == data.decode("utf-8-sig") and doc.content.strip()
     assert doc.meta["source"] == f"file:{name}" and doc.meta["filename"] == name

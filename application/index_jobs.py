@@ -1,0 +1,208 @@
+"""Index requests as jobs: accepted at once, run one at a time in the background, followed by their progress.
+
+An upload of a few thousand articles takes minutes on 2 cores: longer than any client or proxy waits for one
+request. `IndexJobs.submit` checks the request (the laws exist, the files are UTF-8 .txt/.md) and returns a job at
+once; a worker thread indexes it, reporting the articles written so far. Each job's state is a JSON file in
+``<DATA_DIR>/index_jobs/``, replaced atomically (written beside, fsync'd, renamed), so a killed server leaves every
+job readable. A job that was queued or running when the server stopped is marked ``interrupted`` at the next start:
+its sources stay marked incomplete in the knowledge base's manifest (searches say so), and indexing the same laws or
+files again resumes them.
+
+Usage::
+
+    jobs = IndexJobs(service, settings.data_dir / "index_jobs")
+    job = jobs.submit("my_kb", laws=None, files=[("手册.md", data)])
+    jobs.get(job.job_id).progress   # {"done": 256, "total": 4794, "phase": "indexing"}
+    jobs.wait(job.job_id)           # the finished job
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from haystack import logging
+
+from application.service import RAGService, get_service
+from pipelines.indexing import Source
+
+logger = logging.getLogger(__name__)
+
+QUEUED, RUNNING, DONE, FAILED, INTERRUPTED = "queued", "running", "done", "failed", "interrupted"
+ENDED = (DONE, FAILED, INTERRUPTED)
+SAVE_EVERY_SECONDS = 0.5  # progress is written at most this often
+KEEP_JOBS = 200  # job files kept; older ended ones are removed
+
+
+class UnknownJobError(KeyError):
+    """No job has this id."""
+
+    def __str__(self) -> str:
+        return f"unknown index job {self.args[0]!r}"
+
+
+@dataclass
+class IndexJob:
+    """One index request and its state (the JSON of ``GET /index/jobs/{job_id}``)."""
+
+    job_id: str
+    knowledge_base: str
+    sources: list[str]
+    status: str = QUEUED
+    progress: dict[str, Any] = field(default_factory=lambda: {"done": 0, "total": 0, "phase": "queued"})
+    results: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class IndexJobs:
+    """The server's index jobs: submitted from request threads, run by one worker thread, kept on disk.
+
+    Lifetime: one per server process (`interfaces.index_jobs_api`); the worker starts with the first job."""
+
+    def __init__(self, service: RAGService, folder: Path) -> None:
+        self.service = service
+        self.folder = folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._jobs: dict[str, IndexJob] = {}
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[tuple[IndexJob, list[Source]]] = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._ended = threading.Condition(self._lock)
+        self._load()
+
+    def _load(self) -> None:
+        """Read the jobs on disk; one that never ended was interrupted by a stop of the server."""
+        for path in sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime):
+            try:
+                job = IndexJob(**json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError) as error:
+                logger.warning("Unreadable index job file {path}: {error}", path=str(path), error=str(error))
+                continue
+            if job.status not in ENDED:
+                job.status, job.progress["phase"] = INTERRUPTED, INTERRUPTED
+                job.error = ("the server stopped before this job ended; its sources are marked incomplete: index "
+                             "the same laws or files again to resume them")
+                self._save(job)
+                logger.warning("Index job {job_id} was interrupted by a server stop", job_id=job.job_id)
+            self._jobs[job.job_id] = job
+
+    def submit(self, knowledge_base: str, laws: list[str] | None = None,
+               files: list[tuple[str, bytes]] | None = None) -> IndexJob:
+        """Check the request (bad input raises the service's one-line errors) and queue it; returns the job."""
+        sources = self.service.sources(laws, files)
+        name = self.service.checked_name(knowledge_base)
+        job = IndexJob(job_id=uuid.uuid4().hex[:16], knowledge_base=name, sources=[s.name for s in sources])
+        with self._lock:
+            self._jobs[job.job_id] = job
+            self._save(job)
+            self._prune()
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._work, daemon=True, name="index-jobs")
+                self._worker.start()
+        self._queue.put((job, sources))
+        logger.info("Index job {job_id} queued: {count} source(s) into {kb}", job_id=job.job_id,
+                    count=len(sources), kb=name)
+        return job
+
+    def get(self, job_id: str) -> IndexJob:
+        with self._lock:
+            if job_id not in self._jobs:
+                raise UnknownJobError(job_id)
+            return IndexJob(**asdict(self._jobs[job_id]))
+
+    def recent(self, limit: int = 20) -> list[IndexJob]:
+        """The newest jobs first."""
+        with self._lock:
+            jobs = sorted(self._jobs.values(), key=lambda j: j.created_at, reverse=True)[:limit]
+            return [IndexJob(**asdict(job)) for job in jobs]
+
+    def wait(self, job_id: str, timeout: float | None = None) -> IndexJob:
+        """Block until the job has ended (or ``timeout`` seconds passed); returns its state."""
+        self.get(job_id)  # an unknown id raises `UnknownJobError`
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._ended:
+            while self._jobs[job_id].status not in ENDED:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._ended.wait(left)
+        return self.get(job_id)
+
+    def _work(self) -> None:
+        while True:
+            job, sources = self._queue.get()
+            self._run(job, sources)
+
+    def _run(self, job: IndexJob, sources: list[Source]) -> None:
+        last_save = 0.0
+
+        def on_progress(done: int, total: int) -> None:
+            nonlocal last_save
+            with self._lock:
+                job.progress = {"done": done, "total": total, "phase": "indexing"}
+                if time.monotonic() - last_save >= SAVE_EVERY_SECONDS or done == total:
+                    last_save = time.monotonic()
+                    self._save(job)
+
+        with self._lock:
+            job.status, job.progress["phase"] = RUNNING, "preparing"
+            self._save(job)
+        try:
+            results = self.service.index_sources(job.knowledge_base, sources, on_progress=on_progress)
+        except Exception as error:
+            logger.exception("Index job {job_id} failed", job_id=job.job_id)
+            final = {"status": FAILED, "error": " ".join(str(error).split())[:500] or type(error).__name__}
+        else:
+            final = {"status": DONE, "results": results}
+        with self._ended:
+            for key, value in final.items():
+                setattr(job, key, value)
+            job.progress["phase"] = job.status
+            self._save(job)
+            self._ended.notify_all()
+        logger.info("Index job {job_id} {status}", job_id=job.job_id, status=job.status)
+
+    def _save(self, job: IndexJob) -> None:
+        """Replace the job's file atomically (callers hold the lock, or own the job alone)."""
+        job.updated_at = time.time()
+        path = self.folder / f"{job.job_id}.json"
+        temporary = path.with_suffix(".tmp")
+        with temporary.open("w", encoding="utf-8") as out:
+            json.dump(job.to_dict(), out, ensure_ascii=False)
+            out.flush()
+            os.fsync(out.fileno())
+        temporary.replace(path)
+
+    def _prune(self) -> None:
+        ended = sorted((j for j in self._jobs.values() if j.status in ENDED), key=lambda j: j.created_at)
+        for job in ended[:max(0, len(self._jobs) - KEEP_JOBS)]:
+            (self.folder / f"{job.job_id}.json").unlink(missing_ok=True)
+            del self._jobs[job.job_id]
+
+
+
+# The process's jobs. Lifetime: created by the first index request or job read, alive until the process ends.
+_jobs: IndexJobs | None = None
+_jobs_lock = threading.Lock()
+
+
+def get_index_jobs() -> IndexJobs:
+    """The process-wide index jobs, over the process-wide service (``<DATA_DIR>/index_jobs``)."""
+    global _jobs
+    with _jobs_lock:
+        if _jobs is None:
+            service = get_service()
+            _jobs = IndexJobs(service, service.settings.data_dir / "index_jobs")
+        return _jobs
