@@ -94,10 +94,17 @@ class KnowledgeAgent:
         return retrieve(self.rag.pipelines["retrieve"], [query], top_k=self.top_k,  # the already-warm pipeline
                         filters=filters)
 
-    def ask(self, query: str, cancel: Cancellation | None = None,
-            filters: dict[str, Any] | None = None) -> RAGResult:
+    def ask(self, query: str, cancel: Cancellation | None = None, filters: dict[str, Any] | None = None,
+            as_of: str | None = None) -> RAGResult:
         """Answer with the tool-calling agent; a set ``cancel`` stops it before its next LLM call. Its searches
-        apply ``filters`` (e.g. the statute versions in force on a date)."""
+        apply ``filters`` (e.g. the statute versions in force on a date: ``as_of``, which only adds its warnings);
+        the result carries the knowledge base's warnings (`AgenticRAG.warnings_for`)."""
+        result = self._answer(query, cancel, filters)
+        result.warnings = self.rag.warnings_for(query, as_of, filters)
+        return result
+
+    def _answer(self, query: str, cancel: Cancellation | None, filters: dict[str, Any] | None) -> RAGResult:
+        """`ask` without the warnings."""
         started = time.perf_counter()
         route = self.router.classify(query)
         if route["route"] == "chitchat":

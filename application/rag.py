@@ -5,7 +5,7 @@ Usage::
     from application.rag import AgenticRAG
     rag = AgenticRAG.from_settings()          # opens the store, builds and warms up both pipelines
     result = rag.ask("公司收集我的个人信息需要我同意吗", mode="agentic")
-    print(result.answer, result.citations, result.trace)
+    print(result.answer, result.citations, result.trace, result.warnings)
     rag.close()
 """
 
@@ -25,11 +25,13 @@ from application.steps import StepCallback, run_with_steps
 from components.builders.answer_finalizer import citation_of
 from config.settings import Settings
 from document_store.knowledge_bases import knowledge_base_name
+from document_store.source_manifest import SourceManifest
 from document_store.stored_points import AnyStore
 from helpers.cancellation import Cancellation
 from helpers.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
 from helpers.result import RAGResult
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
+from pipelines.knowledge_base_warnings import as_of_warnings, knowledge_base_warnings
 from pipelines.retrieval import build_retrieval_pipeline, has_reranker, retrieve
 from pipelines.stores import open_document_store
 
@@ -94,7 +96,11 @@ def answer_with(pipeline: Pipeline, mode: str, query: str, *, on_step: StepCallb
 
 
 class AgenticRAG:
-    """Both pipelines over one store, built and warmed up once; `ask` is safe to call from several threads."""
+    """Both pipelines over one store, built and warmed up once; `ask` is safe to call from several threads.
+
+    Every result carries ``warnings`` (`warnings_for`): the knowledge base's, read when it is opened and again by
+    `refresh_warnings` after indexing changed it, and those of the request's ``as_of``.
+    """
 
     def __init__(self, store: AnyStore, settings: Settings, top_k: int = 10) -> None:
         self.store, self.settings, self.top_k = store, settings, top_k
@@ -106,6 +112,8 @@ class AgenticRAG:
             pipeline.warm_up()
         self._cache: OrderedDict[tuple, RAGResult] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self.warnings: list[str] = []
+        self.refresh_warnings()
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, collection: str | None = None) -> AgenticRAG:
@@ -115,13 +123,27 @@ class AgenticRAG:
     def close(self) -> None:
         self.store.close()
 
-    def retrieve(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None) -> RAGResult:
-        """Retrieval only (no LLM): the fused articles for ``query``."""
+    def refresh_warnings(self) -> None:
+        """Read again what is wrong with the knowledge base (`knowledge_base_warnings`): after indexing changed it."""
+        self.warnings = knowledge_base_warnings(SourceManifest(self.store), self.settings, self.name)
+
+    def warnings_for(self, query: str, as_of: str | None = None,
+                     filters: dict[str, Any] | None = None) -> list[str]:
+        """The warnings a result for ``query`` carries: the knowledge base's and, when ``as_of`` (``YYYY-MM-DD``)
+        is given, one for each law the query names that the knowledge base holds in no version in force that day."""
+        return [*self.warnings, *as_of_warnings(self.pipelines["retrieve"], query, as_of, filters, self.name)]
+
+    def retrieve(self, query: str, filters: dict[str, Any] | None = None, top_k: int | None = None,
+                 as_of: str | None = None) -> RAGResult:
+        """Retrieval only (no LLM): the fused articles for ``query``. ``filters`` select the statute versions
+        searched; ``as_of``, the day they were made for, only adds its warnings (`warnings_for`)."""
         started = time.perf_counter()
         docs = retrieve(self.pipelines["retrieve"], [query], top_k=top_k or self.top_k, filters=filters)
-        return RAGResult.retrieval(
+        result = RAGResult.retrieval(
             [{**citation_of(d), "score": d.score, "paths": d.meta.get("retrieval", {}).get("paths", [])} for d in docs],
             {"query": query, "total_seconds": round(time.perf_counter() - started, 4)})
+        result.warnings = self.warnings_for(query, as_of, filters)
+        return result
 
     def clear_cache(self) -> None:
         """Forget cached answers (after the knowledge base changed)."""
@@ -137,14 +159,24 @@ class AgenticRAG:
         streaming_callback: Callable[[StreamingChunk], None] | None = None,
         on_step: StepCallback | None = None,
         cancel: Cancellation | None = None,
+        as_of: str | None = None,
     ) -> RAGResult:
-        """Answer ``query``; returns answer, citations, scores, ``needs_human``, ``answer_error`` and the trace.
+        """Answer ``query``; returns answer, citations, scores, ``needs_human``, ``answer_error``, the trace and
+        the warnings (`warnings_for`; ``as_of`` is the day ``filters`` select statute versions for).
 
         Answers are cached per normalised question for the session, except those the model could not write.
 
         ``on_step`` receives each stage as it ends (route, rewrite, retrieval paths, judge, decision, …); a set
         ``cancel`` stops the run with `RunCancelled` at the next stage boundary.
         """
+        result = self._answer(query, mode, filters, top_k, streaming_callback, on_step, cancel)
+        result.warnings = self.warnings_for(query, as_of, filters)
+        return result
+
+    def _answer(self, query: str, mode: str, filters: dict[str, Any] | None, top_k: int | None,
+                streaming_callback: Callable[[StreamingChunk], None] | None, on_step: StepCallback | None,
+                cancel: Cancellation | None) -> RAGResult:
+        """`ask` without the warnings: from the cache, or by running the mode's pipeline."""
         mode = Mode.parse(mode, PIPELINE_MODES).value
         query = query.strip()
         if not query:

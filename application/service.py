@@ -13,6 +13,7 @@ Usage::
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from haystack import logging
@@ -30,11 +31,10 @@ from pipelines.indexing import (
     Indexer,
     Source,
     build_indexing_pipeline,
+    check_unique,
     law_sources,
-    stale_weight_sources,
-    stale_weights_warning,
-    unversioned_warning,
 )
+from pipelines.knowledge_base_warnings import stale_weight_sources
 from pipelines.stores import open_document_store, store_location
 
 logger = logging.getLogger(__name__)
@@ -75,13 +75,8 @@ class RAGService:
             if not create and name not in existing:
                 raise UnknownKnowledgeBaseError(f"unknown knowledge base {name!r}; existing: {', '.join(existing)}")
             rag = AgenticRAG(open_document_store(self.settings, name), self.settings)
-            manifest = SourceManifest(rag.store)
-            if stale := stale_weight_sources(manifest, self.settings):
-                logger.warning("Knowledge base {collection}: {warning}", collection=name,
-                               warning=stale_weights_warning(len(stale), name))
-            if unversioned := manifest.unversioned():
-                logger.warning("Knowledge base {collection}: {warning}", collection=name,
-                               warning=unversioned_warning(len(unversioned), name))
+            for warning in rag.warnings:  # every result from it carries them too
+                logger.warning("Knowledge base {collection}: {warning}", collection=name, warning=warning)
             with self._lock:
                 self._rags[name] = rag
             return rag
@@ -103,18 +98,39 @@ class RAGService:
     def index(self, knowledge_base: str, laws: list[str] | None = None,
               files: list[tuple[str, bytes]] | None = None) -> list[dict[str, Any]]:
         """Create or extend a knowledge base from statute names and/or uploaded .txt/.md files."""
+        return self.index_sources(knowledge_base, self.sources(laws, files))
+
+    @staticmethod
+    def sources(laws: list[str] | None = None, files: list[tuple[str, bytes]] | None = None) -> list[Source]:
+        """The sources of an index request: laws by name, uploaded (name, bytes) files; bad input raises a
+        one-line `ValueError` (`UnknownLawError`, `FileLoadError`)."""
         sources = law_sources(laws) if laws else []
         for filename, data in files or []:
             doc = text_document(data, upload_name(filename))
             sources.append(Source(doc.meta["source"], [doc]))
         if not sources:
             raise ValueError("nothing to index: give laws and/or files")
+        check_unique(sources)
+        return sources
+
+    def checked_name(self, knowledge_base: str | None) -> str:
+        """A knowledge base's name, validated (default: the configured one)."""
+        return validate_collection_name(knowledge_base or self.settings.collection)
+
+    def index_sources(self, knowledge_base: str, sources: list[Source],
+                      on_progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+        """Index ``sources`` into a knowledge base (created if new); ``on_progress(done, total)`` follows the
+        articles written. One run at a time per knowledge base."""
         rag = self.rag(knowledge_base, create=True)
         with self._lock:
             lock = self._index_locks.setdefault(rag.name, threading.Lock())
         with lock:
             pipeline = build_indexing_pipeline(rag.store, self.settings, bulk=False)  # shares the query encoder
-            results = Indexer(rag.store, self.settings, pipeline).index(sources, progress=False)
+            try:
+                results = Indexer(rag.store, self.settings, pipeline).index(sources, progress=False,
+                                                                            on_progress=on_progress)
+            finally:  # finished or interrupted, the run changed what the results must warn of
+                rag.refresh_warnings()
         rag.clear_cache()
         return [{"source": r.source, "action": r.action, "count": r.count} for r in results]
 

@@ -323,9 +323,10 @@ class QdrantEdgeDocumentStore:
         vector = edge.SparseVector(list(embedding.indices), [float(v) for v in embedding.values])
         return self._query(edge.Query.Nearest(vector, using=SPARSE_VECTORS_NAME), top_k, filters, None)
 
-    def facet(self, key: str, limit: int) -> list[str]:
-        """The distinct values of a keyword payload field (e.g. ``meta.law``), most frequent first."""
-        response = self.shard.facet(edge.FacetRequest(key, limit=limit, exact=True))
+    def facet(self, key: str, limit: int, filters: dict[str, Any] | None = None) -> list[str]:
+        """An indexed payload field's distinct values (e.g. ``meta.law``) in the documents ``filters`` match."""
+        response = self.shard.facet(edge.FacetRequest(key, limit=limit, exact=True,
+                                                      filter=edge_filter(qdrant_filter(filters))))
         return [str(hit.value) for hit in response.hits]
 
     def _query(self, query: Any, top_k: int, filters: dict[str, Any] | None,

@@ -1,7 +1,7 @@
 """Where a knowledge base is searched: Qdrant's engine, on a server or in this process.
 
-Both backends answer the same four questions (BM25 over the stored weights, dense nearest neighbours, articles by
-key, the laws present) with the same scores:
+Both backends answer the same questions (BM25 over the stored weights, dense nearest neighbours, articles by key,
+the laws present, whether a filter matches anything and which values a field takes) with the same scores:
 
 - ``qdrant``: every search is a query to a Qdrant server (qdrant-haystack's sparse and dense retrievers, a payload
   filter for citations, a facet for the law names), which can hold collections far larger than one process,
@@ -44,7 +44,7 @@ from document_store.stored_points import AnyStore
 from helpers.sparse_terms import query_vector
 from helpers.statute_labels import VERSION_SEP, key_law
 
-LAW_FACET_LIMIT = 100_000  # distinct law names a knowledge base may hold
+FACET_LIMIT = 100_000  # distinct values of a field (law names, version dates) a knowledge base may hold
 MAX_VERSIONS = 8  # versions of one article a citation lookup reads before the filter picks one
 LAWS_RECHECK_SECONDS = 5.0  # how stale a server's law names may be (another process may index meanwhile)
 
@@ -62,6 +62,8 @@ class Search(Protocol):
     def dense(self, embedding: list[float], top_k: int, filters: dict[str, Any] | None = None) -> list[Document]: ...
     def articles(self, keys: list[str], filters: dict[str, Any] | None = None) -> list[Document]: ...
     def laws(self) -> list[str]: ...
+    def holds(self, filters: dict[str, Any]) -> bool: ...
+    def values(self, key: str, filters: dict[str, Any] | None = None) -> list[str]: ...
 
 
 class QdrantSearch:
@@ -72,7 +74,7 @@ class QdrantSearch:
         self.store = store
         self._sparse = QdrantSparseEmbeddingRetriever(document_store=store)
         self._dense = QdrantEmbeddingRetriever(document_store=store)
-        self._laws = LawNames(self._law_facet)
+        self._laws = LawNames(lambda: self.values("meta.law"))
 
     def warm_up(self) -> None:
         qdrant_client_of(self.store)
@@ -98,9 +100,15 @@ class QdrantSearch:
     def laws(self) -> list[str]:
         return self._laws.names()
 
-    def _law_facet(self) -> list[str]:
-        hits = qdrant_client_of(self.store).facet(self.store.index, key="meta.law", limit=LAW_FACET_LIMIT,
-                                                  exact=True).hits
+    def holds(self, filters: dict[str, Any]) -> bool:
+        """Whether any document matches ``filters`` (one point read at most)."""
+        return bool(self._matching(filters, 1))
+
+    def values(self, key: str, filters: dict[str, Any] | None = None) -> list[str]:
+        """The distinct values of the indexed field ``key`` among the documents ``filters`` match (a facet)."""
+        hits = qdrant_client_of(self.store).facet(
+            self.store.index, key=key, facet_filter=convert_filters_to_qdrant(filters) if filters else None,
+            limit=FACET_LIMIT, exact=True).hits
         return [str(hit.value) for hit in hits]
 
 
@@ -111,7 +119,7 @@ class EdgeSearch:
 
     def __init__(self, store: QdrantEdgeDocumentStore) -> None:
         self.store = store
-        self._laws = LawNames(lambda: store.facet("meta.law", LAW_FACET_LIMIT), lambda: store.writes)
+        self._laws = LawNames(lambda: self.values("meta.law"), lambda: store.writes)
 
     def warm_up(self) -> None:
         self.store.open()  # a pipeline warms its components up on every run: both are free after the first call
@@ -129,6 +137,14 @@ class EdgeSearch:
 
     def laws(self) -> list[str]:
         return self._laws.names()
+
+    def holds(self, filters: dict[str, Any]) -> bool:
+        """Whether any document matches ``filters`` (one point read at most)."""
+        return bool(self.store.filter_documents(filters, limit=1))
+
+    def values(self, key: str, filters: dict[str, Any] | None = None) -> list[str]:
+        """The distinct values of the indexed field ``key`` among the documents ``filters`` match (a facet)."""
+        return self.store.facet(key, FACET_LIMIT, filters)
 
 
 class LawNames:

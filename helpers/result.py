@@ -7,7 +7,7 @@ benchmarks read its fields; `to_dict` is the one JSON form (the REST API's respo
 Usage::
 
     result = rag.ask("公司收集我的个人信息需要我同意吗")
-    result.answer, result.citations, result.needs_human, result.trace["llm_calls_total"]
+    result.answer, result.citations, result.needs_human, result.trace["llm_calls_total"], result.warnings
     json.dumps(result.to_dict(), ensure_ascii=False)
 """
 
@@ -32,6 +32,9 @@ class RAGResult:
     :param answer_error: why the model wrote no answer (the articles are listed instead); None if it did.
     :param mode: `Mode` value.
     :param trace: rounds, route, LLM calls and seconds per stage (agent mode: its tool steps).
+    :param warnings: what makes this result less reliable than it looks, one sentence each with the command that
+        fixes it: the knowledge base's problems (interrupted sources, stale BM25 weights, …) and laws the question
+        names that the knowledge base holds in no version in force on the ``as_of`` asked for.
     """
 
     answer: str
@@ -49,6 +52,7 @@ class RAGResult:
     stop_reason: str | None = None  # agent mode: final_answer, max_steps, fallback_search, llm_error, chitchat
     sources: list[dict[str, Any]] = field(default_factory=list)  # agent mode: everything its tools found
     documents: list[dict[str, Any]] = field(default_factory=list)  # retrieve mode: the ranked articles
+    warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def chitchat(cls, reply: str, mode: str, trace: dict[str, Any]) -> RAGResult:

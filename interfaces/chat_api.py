@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +24,7 @@ from haystack.core.errors import PipelineRuntimeError
 from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils.filters import FilterError, document_matches_filter
 
+from application.index_jobs import DONE, get_index_jobs
 from application.service import RAGService, UnknownKnowledgeBaseError, get_service
 from application.validation import MAX_QUERY_CHARS, validate_query
 from document_store.qdrant_store import StoreConfigError, StoreLockedError
@@ -34,6 +35,7 @@ from helpers.citations import UNVERIFIED_MARK
 from helpers.contracts import CHAT_MODES, PIPELINE_MODES, Mode
 from helpers.result import RAGResult
 from helpers.statute_versions import parse_as_of, with_versions
+from interfaces.disconnects import request_cancellation
 from llm_access.call_policy import LLMComponent
 
 logger = logging.getLogger(__name__)
@@ -71,6 +73,22 @@ def http_errors() -> Iterator[None]:
             raise bad_request(f"invalid filters: {error.__cause__}") from error
         logger.exception("pipeline failed in component {component}", component=error.component_name)
         raise bad_request(f"内部错误（{error.component_name}），请稍后重试；详情见服务器日志", 500) from error
+
+
+def check_knowledge_base(name: Any) -> None:
+    """A request's knowledge base: omitted (None: the default) or a name; an empty name is a mistake, not the
+    default."""
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ValueError("knowledge_base must be a non-empty name (omit it to ask the default knowledge base)")
+
+
+def stops_with(cancel: Cancellation) -> Callable[[StreamingChunk], None]:
+    """A streaming callback that only stops the stream once ``cancel`` is set."""
+
+    def check(chunk: StreamingChunk) -> None:
+        cancel.check()
+
+    return check
 
 
 def validate_filters(filters: Any) -> dict[str, Any] | None:
@@ -157,18 +175,26 @@ class ChatAPI:
             knowledge_base: str | None = None, streaming_callback: Any = None,
             on_step: Any = None, cancel: Cancellation | None = None, as_of: Any = None) -> RAGResult:
         """Answer (or, mode ``retrieve``, search) one question; ``as_of`` asks for the statutes in force on that
-        day (``YYYY-MM-DD``) instead of today's."""
+        day (``YYYY-MM-DD``) instead of today's (the result warns of a law it names that is held in no version of
+        that day).
+
+        Inside an HTTP request the run is cancelled when its client disconnects (`request_cancellation`); the answer
+        is then streamed from the LLM even when the response is not, so that its generation stops with the run."""
+        cancel = cancel or request_cancellation()
+        if cancel is not None and streaming_callback is None and mode in PIPELINE_MODES:
+            streaming_callback = stops_with(cancel)
         with http_errors():
             query, top_k, filters = self._checked(query, mode, top_k, filters, as_of)
+            check_knowledge_base(knowledge_base)
             if mode == Mode.RETRIEVE:
-                return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k)
+                return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k, as_of=as_of)
             if mode == Mode.AGENT:
-                result = self.service.agent(knowledge_base).ask(query, cancel=cancel, filters=filters)
+                result = self.service.agent(knowledge_base).ask(query, cancel=cancel, filters=filters, as_of=as_of)
                 result.knowledge_base = knowledge_base or self.service.settings.collection
                 return result
             return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
                                     top_k=top_k, streaming_callback=streaming_callback, on_step=on_step,
-                                    cancel=cancel)
+                                    cancel=cancel, as_of=as_of)
 
     def _chat_request(self, messages: list[dict], body: dict) -> tuple[str, dict[str, Any], dict[str, Any]]:
         history = normalise_messages(messages)
@@ -181,8 +207,7 @@ class ChatAPI:
             Mode.parse(options["mode"], CHAT_MODES)
             self._checked(history[last]["content"], options["mode"], options["top_k"], options["filters"],
                           options["as_of"])
-            if options["knowledge_base"] is not None and not isinstance(options["knowledge_base"], str):
-                raise ValueError("knowledge_base must be a string")
+            check_knowledge_base(options["knowledge_base"])
             self.service.rag(options["knowledge_base"])
         standalone, info = self.condenser.condense(history[:last], history[last]["content"])
         return standalone, info, options
@@ -269,10 +294,19 @@ class ChatAPI:
             return plain[len(streamed):] + note
         return f"\n\n——核对后的回答——\n{answer}"
 
-    def index(self, knowledge_base: str, laws: list[str] | None, files: list[tuple[str, bytes]]) -> dict[str, Any]:
+    def index(self, knowledge_base: str, laws: list[str] | None, files: list[tuple[str, bytes]],
+              wait: bool = False) -> dict[str, Any]:
+        """Queue an index job and return it at once (``GET /index/jobs/{job_id}`` follows it); with ``wait``, return
+        when it has ended, with its results (a failed job is an HTTP 500 with its one-line reason)."""
         with http_errors():
-            results = self.service.index(knowledge_base, laws=laws, files=files)
-        return {"knowledge_base": knowledge_base, "results": results}
+            job = get_index_jobs().submit(knowledge_base, laws=laws, files=files)
+        answer = {"job_id": job.job_id, "knowledge_base": job.knowledge_base, "status_url": f"/index/jobs/{job.job_id}"}
+        if not wait:
+            return {**answer, "status": job.status}
+        job = get_index_jobs().wait(job.job_id)
+        if job.status != DONE:
+            raise bad_request(f"indexing failed: {job.error}", 500)
+        return {**answer, "status": job.status, "results": job.results}
 
     def manage(self, action: str, name: str | None) -> dict[str, Any]:
         with http_errors():

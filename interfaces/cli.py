@@ -26,8 +26,9 @@ from config.settings import Settings
 from document_store.knowledge_bases import knowledge_base_name
 from document_store.qdrant_store import StoreConfigError, StoreLockedError
 from document_store.search_backend import engine_of
-from document_store.source_manifest import SourceManifest, SourceRecord
+from document_store.source_manifest import SourceManifest
 from document_store.statute_db import CURRENT, StatuteDB, UnknownLawError
+from document_store.stored_points import AnyStore
 from document_store.text_files import FileLoadError
 from helpers.contracts import PIPELINE_MODES, Mode, RetrievalPath
 from helpers.result import RAGResult
@@ -93,25 +94,21 @@ def cmd_reweight(args: argparse.Namespace, settings: Settings) -> None:
         store.close()
 
 
-def _warn_incomplete(manifest: SourceManifest, settings: Settings) -> None:
-    """Warn about sources a query would not see correctly: interrupted ones and ones embedded by another model."""
-    from pipelines.embedders import embedding_fingerprint
-    from pipelines.indexing import stale_weight_sources, stale_weights_warning, unversioned_warning
+def _print_warnings(warnings: list[str]) -> None:
+    """A result's or a knowledge base's warnings (see `pipelines.indexing.knowledge_base_warnings`), to stderr."""
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
 
-    for record in manifest.incomplete():
-        print(f"warning: {record.source} was interrupted during indexing; results may be incomplete. "
-              "Re-run `python -m pipelines index` to finish it.", file=sys.stderr)
-    if drifted := stale_weight_sources(manifest, settings):
-        print(f"warning: {stale_weights_warning(len(drifted))}", file=sys.stderr)
-    if unversioned := manifest.unversioned():
-        print(f"warning: {unversioned_warning(len(unversioned))}", file=sys.stderr)
-    if stale := manifest.other_embeddings(embedding_fingerprint(settings)):
-        print(f"warning: {len(stale)} source(s) were embedded with another embedding model or settings (dense "
-              "vectors or BM25 terms) than the current ones, so retrieval on them is unreliable. Re-run "
-              "`python -m pipelines index` with the same sources to re-embed them.", file=sys.stderr)
+
+def _store_warnings(store: AnyStore, settings: Settings) -> list[str]:
+    """What is wrong with the knowledge base in ``store`` (interrupted sources, stale weights, …)."""
+    from pipelines.knowledge_base_warnings import knowledge_base_warnings
+
+    return knowledge_base_warnings(SourceManifest(store), settings, knowledge_base_name(store))
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.knowledge_base_warnings import as_of_warnings
     from pipelines.retrieval import build_retrieval_pipeline, retrieve
 
     query = validate_query(args.query)
@@ -122,9 +119,10 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
     try:
         if store.count_documents() == 0:
             raise ValueError(f"the knowledge base '{knowledge_base_name(store)}' is empty; run `python -m pipelines index` first")
-        _warn_incomplete(SourceManifest(store), settings)
         pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
         pipeline.warm_up()
+        _print_warnings(_store_warnings(store, settings) + as_of_warnings(
+            pipeline, query, args.as_of, filters, knowledge_base_name(store)))
         started = time.perf_counter()
         docs = retrieve(pipeline, [query], top_k=args.top_k, filters=filters)
         print(f"{len(docs)} results for {query!r} ({args.mode}, {1000 * (time.perf_counter() - started):.0f} ms)")
@@ -181,10 +179,10 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
             if rag.store.count_documents() == 0:
                 raise ValueError(f"the knowledge base '{rag.name}' is empty; run `python -m pipelines index` "
                                  "first")
-            _warn_incomplete(SourceManifest(rag.store), settings)
-            result = rag.ask(query, mode=args.mode, filters=filters)
+            result = rag.ask(query, mode=args.mode, filters=filters, as_of=args.as_of)
         finally:
             rag.close()
+    _print_warnings(result.warnings)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=str))
     else:
@@ -241,28 +239,30 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
         print(f"knowledge base '{knowledge_base_name(store)}' at {where}: {store.count_documents()} documents, {len(records)} sources")
         for record in records:
             print(f"  {record.status:9s} {record.count:6d}  {record.source}")
-        print(f"models: {_embedded_with(records, settings)}; judge: {describe_judge(settings)}")
+        print(f"models: {_embedded_with(manifest, settings)}; judge: {describe_judge(settings)}")
         count, length = manifest.corpus()
         if count:
             print(f"BM25: k1={settings.bm25_k1:g}, b={settings.bm25_b:g}, average article length {length / count:.1f} "
                   f"terms; searches run on: {engine_of(store)}")
-        _warn_incomplete(manifest, settings)
+        _print_warnings(_store_warnings(store, settings))
     finally:
         store.close()
 
 
-def _embedded_with(records: list[SourceRecord], settings: Settings) -> str:
-    """Which embedder the sources' vectors were made with, as far as the current settings can tell."""
+def _embedded_with(manifest: SourceManifest, settings: Settings) -> str:
+    """Which embedder the complete sources' vectors were made with, as far as the current settings can tell (an
+    interrupted source is reported as interrupted, not as embedded by another embedder)."""
     from pipelines.embedders import embedding_fingerprint
 
     current = embedding_fingerprint(settings)
-    others = sum(r.embedding != current for r in records)
+    records, others = manifest.all(), manifest.other_embeddings(current)
     name = Path(settings.embedding_model).name
     if not records:
         return f"embedder {name} (nothing indexed yet)"
     if not others:
-        return f"every source embedded with {name} ({settings.embedding_model}, fingerprint {current})"
-    return f"{others} of {len(records)} source(s) embedded with another embedder than {name} (re-run `index`)"
+        which = "complete source" if manifest.incomplete() else "source"
+        return f"every {which} embedded with {name} ({settings.embedding_model}, fingerprint {current})"
+    return f"{len(others)} of {len(records)} source(s) embedded with another embedder than {name} (re-run `index`)"
 
 
 def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:

@@ -25,7 +25,7 @@ Usage::
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from haystack import Document, Pipeline, logging
@@ -45,7 +45,8 @@ from pipelines.embedders import document_embedder, embedding_fingerprint
 
 logger = logging.getLogger(__name__)
 
-GROUP_SIZE = 4096  # documents per pipeline run: small sources are grouped so the encoder batches by length
+GROUP_SIZE = 4096  # articles per group: small sources are grouped so the encoder batches by length
+PROGRESS_SLICE = 64  # articles per pipeline run when someone follows the progress (a server's upload job)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,14 @@ def file_sources(paths: Iterable[str]) -> list[Source]:
     return sources
 
 
+def check_unique(sources: list[Source]) -> None:
+    """Two sources with one name (e.g. two uploads called a.txt) would overwrite each other's articles: a
+    `ValueError`."""
+    names = [source.name for source in sources]
+    if duplicates := sorted({name for name in names if names.count(name) > 1}):
+        raise ValueError(f"the same source given twice in one request: {', '.join(duplicates)}; rename one")
+
+
 def build_indexing_pipeline(document_store: AnyStore, settings: Settings, bulk: bool = True) -> Pipeline:
     """splitter → bm25 (jieba terms' BM25 weights) → embedder (dense) → writer (overwrite by stable id). ``bulk``:
     see `document_embedder` (a server indexing uploads passes False)."""
@@ -107,29 +116,6 @@ def build_indexing_pipeline(document_store: AnyStore, settings: Settings, bulk: 
     pipeline.connect("bm25.documents", "embedder.documents")
     pipeline.connect("embedder.documents", "writer.documents")
     return pipeline
-
-
-def stale_weight_sources(manifest: SourceManifest, settings: Settings) -> list[SourceRecord]:
-    """The sources whose BM25 weights are out of date under ``settings`` (what `Indexer.reweight` rewrites), found
-    without building an indexer."""
-    return manifest.stale_weights(settings.bm25_k1, settings.bm25_b, settings.bm25_max_drift)
-
-
-def stale_weights_warning(count: int, collection: str | None = None) -> str:
-    """What the CLI and the service say about ``count`` sources with out-of-date BM25 weights."""
-    option = f" --collection {collection}" if collection else ""
-    return (f"the BM25 weights of {count} source(s) are out of date (an older store, other BM25_K1/BM25_B, or a "
-            "collection whose average length has moved), so keyword search ranks them wrongly. Run "
-            f"`python -m pipelines reweight{option}` (or the next `index`) to rewrite them.")
-
-
-def unversioned_warning(count: int, collection: str | None = None) -> str:
-    """What the CLI and the service say about ``count`` statute sources indexed before statute versions."""
-    option = f" --collection {collection}" if collection else ""
-    return (f"{count} law source(s) were indexed before articles carried their versions: as_of cannot select "
-            "their versions, their amendments are not linked, and the 刑法 may be missing. Run "
-            f"`python -m pipelines index --laws all{option}` (or the same --laws) to update them in place "
-            "(nothing is re-embedded).")
 
 
 class Indexer:
@@ -159,13 +145,15 @@ class Indexer:
             return "relabelled"
         return None
 
-    def index(self, sources: list[Source], progress: bool = True) -> list[SourceResult]:
+    def index(self, sources: list[Source], progress: bool = True,
+              on_progress: Callable[[int, int], None] | None = None) -> list[SourceResult]:
         """Index every source; returns what happened to each one (other sources whose BM25 weights the run
         reweighted are logged). Two sources with one name (e.g. two uploads called a.txt) would overwrite each
-        other's articles: that is refused with a `ValueError`."""
-        names = [source.name for source in sources]
-        if duplicates := sorted({name for name in names if names.count(name) > 1}):
-            raise ValueError(f"the same source given twice in one request: {', '.join(duplicates)}; rename one")
+        other's articles: that is refused with a `ValueError`.
+
+        ``progress`` shows a progress bar; ``on_progress(done, total)`` is called with the articles written so far
+        (a server's upload job reports it), every `PROGRESS_SLICE` articles."""
+        check_unique(sources)
         counts = self.points.source_counts()
         results: list[SourceResult] = []
         pending: list[tuple[Source, str]] = []
@@ -180,13 +168,24 @@ class Indexer:
                 pending.append((source, action))
         if relabel:
             results.extend(self.relabel(relabel, progress=progress))
-        total = sum(len(s.documents) for s, _ in pending)
+        splitter = self.pipeline.get_component("splitter")
+        articles = {source.name: splitter.run(documents=source.documents)["documents"] for source, _ in pending}
+        total = sum(len(split) for split in articles.values())
+        done = 0
         with self.encoder.counting_once(), \
-                tqdm(total=total, desc="indexing", unit="doc", disable=not progress or total == 0) as bar:
-            avgdl = self._avgdl_after(pending) if pending else 0.0  # every article counted here once, not twice
-            for group in _groups(pending):
-                results.extend(self._index_group(group, counts, avgdl))
-                bar.update(sum(len(s.documents) for s, _ in group))
+                tqdm(total=total, desc="indexing", unit="article", disable=not progress or total == 0) as bar:
+
+            def advance(count: int) -> None:
+                nonlocal done
+                done += count
+                bar.update(count)
+                if on_progress is not None:
+                    on_progress(done, total)
+
+            avgdl = self._avgdl_after(articles) if pending else 0.0  # every article counted here once, not twice
+            for group in _groups(pending, articles):
+                results.extend(self._index_group(group, counts, avgdl, articles, advance,
+                                                 PROGRESS_SLICE if on_progress is not None else None))
         # sources whose weights this run's change of the average length left stale are rewritten now; the
         # result stays one entry per source asked for (an unchanged one that was reweighted says so)
         reweighted = {r.source: r for r in self.reweight(progress=progress)}
@@ -196,33 +195,39 @@ class Indexer:
         return [reweighted[r.source] if r.action in ("unchanged", "relabelled") and r.source in reweighted else r
                 for r in results]
 
-    def _avgdl_after(self, pending: list[tuple[Source, str]]) -> float:
-        """The average BM25 length the collection will have once ``pending`` is written (the articles are split
-        and tokenised for it; inside `counting_once` the pipeline then reuses these counts)."""
-        splitter = self.pipeline.get_component("splitter")
-        count, length = self.manifest.corpus(exclude={source.name for source, _ in pending})
-        for source, _ in pending:
-            articles = splitter.run(documents=source.documents)["documents"]
-            count += len(articles)
-            length += sum(sum(self.encoder.term_counts(doc).values()) for doc in articles)
+    def _avgdl_after(self, articles: dict[str, list[Document]]) -> float:
+        """The average BM25 length the collection will have once ``articles`` (by source) are written (inside
+        `counting_once` the pipeline then reuses the counts made here)."""
+        count, length = self.manifest.corpus(exclude=set(articles))
+        for split in articles.values():
+            count += len(split)
+            length += sum(sum(self.encoder.term_counts(doc).values()) for doc in split)
         return length / count if count else 0.0
 
-    def _index_group(self, group: list[tuple[Source, str]], counts: dict[str, int],
-                     avgdl: float) -> list[SourceResult]:
+    def _index_group(self, group: list[tuple[Source, str]], counts: dict[str, int], avgdl: float,
+                     articles: dict[str, list[Document]], advance: Callable[[int], None],
+                     slice_size: int | None) -> list[SourceResult]:
+        """Write the group's articles (in slices of ``slice_size``, else in one pipeline run; the splitter passes
+        articles through unchanged) and mark its sources complete."""
         self.manifest.mark_indexing({source.name: source.content_hash for source, _ in group})
         for source, _ in group:
             if counts.get(source.name):  # only a source already in the store has old articles to remove
                 self.store.delete_by_filter({"field": "meta.source", "operator": "==", "value": source.name})
-        documents = [doc for source, _ in group for doc in source.documents]
-        output = self.pipeline.run({"splitter": {"documents": documents}, "bm25": {"avgdl": avgdl or None}},
-                                   include_outputs_from={"bm25"})
-        bm25 = output["bm25"]
+        documents = [doc for source, _ in group for doc in articles[source.name]]
         written: dict[str, int] = {}
         lengths: dict[str, int] = {}
-        for doc, length in zip(bm25["documents"], bm25["lengths"], strict=True):
-            written[doc.meta["source"]] = written.get(doc.meta["source"], 0) + 1
-            lengths[doc.meta["source"]] = lengths.get(doc.meta["source"], 0) + length
-        weighting = (self.encoder.k1, self.encoder.b, bm25["avgdl"])
+        used_avgdl = avgdl
+        step = slice_size or max(len(documents), 1)
+        for start in range(0, len(documents), step):
+            chunk = documents[start:start + step]
+            bm25 = self.pipeline.run({"splitter": {"documents": chunk}, "bm25": {"avgdl": avgdl or None}},
+                                     include_outputs_from={"bm25"})["bm25"]
+            used_avgdl = bm25["avgdl"]
+            for doc, length in zip(bm25["documents"], bm25["lengths"], strict=True):
+                written[doc.meta["source"]] = written.get(doc.meta["source"], 0) + 1
+                lengths[doc.meta["source"]] = lengths.get(doc.meta["source"], 0) + length
+            advance(len(chunk))
+        weighting = (self.encoder.k1, self.encoder.b, used_avgdl)
         self.manifest.mark_complete([completed(source.name, source.content_hash, written.get(source.name, 0),
                                                self.embedding, lengths.get(source.name, 0), weighting,
                                                source.meta_hash) for source, _ in group])
@@ -299,12 +304,14 @@ class Indexer:
         return lengths
 
 
-def _groups(pending: list[tuple[Source, str]]) -> Iterable[list[tuple[Source, str]]]:
+def _groups(pending: list[tuple[Source, str]],
+            articles: dict[str, list[Document]]) -> Iterable[list[tuple[Source, str]]]:
+    """Sources in groups of about `GROUP_SIZE` articles (small sources together: the encoder batches by length)."""
     group: list[tuple[Source, str]] = []
     size = 0
     for item in pending:
         group.append(item)
-        size += len(item[0].documents)
+        size += len(articles[item[0].name])
         if size >= GROUP_SIZE:
             yield group
             group, size = [], 0

@@ -8,8 +8,11 @@ carries the answer as it is generated and ends with a ``rag_result`` event holdi
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from fastapi import HTTPException
 from hayhooks import BasePipelineWrapper
+from pydantic import StrictInt
 
+from helpers.cancellation import RunCancelled
 from interfaces.chat_api import ChatAPI
 
 
@@ -22,7 +25,7 @@ class PipelineWrapper(BasePipelineWrapper):
         self,
         query: str,
         mode: str = "agentic",
-        top_k: int = 10,
+        top_k: StrictInt = 10,  # strict: JSON true is not 1
         filters: dict | None = None,
         knowledge_base: str | None = None,
         as_of: str | None = None,
@@ -39,8 +42,11 @@ class PipelineWrapper(BasePipelineWrapper):
             knowledge_base: the knowledge base (collection) to ask; default the statute corpus.
             as_of: a date, YYYY-MM-DD: search the statutes in force on that day (default: in force today).
         """
-        return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters,
-                            knowledge_base=knowledge_base, as_of=as_of).to_dict()
+        try:
+            return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters,
+                                knowledge_base=knowledge_base, as_of=as_of).to_dict()
+        except RunCancelled as cancelled:  # nobody reads this answer: nginx's "client closed request"
+            raise HTTPException(status_code=499, detail="the client disconnected: the run was cancelled") from cancelled
 
     async def run_chat_completion_async(self, model: str, messages: list[dict],
                                         body: dict) -> str | AsyncGenerator[Any, None]:

@@ -14,15 +14,17 @@ from haystack.utils import Secret
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
-from components.retrievers.citation_lookup import CitationLookup
+from components.retrievers.citation_lookup import CitationLookup, VersionGap, names_in
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import qdrant_client_of
 from document_store.search_backend import EdgeSearch, QdrantSearch, engine_of, open_search
+from document_store.stored_points import stored_points
 from harness.openai_server import ScriptedOpenAIServer
 from helpers.jieba_tokenizer import JiebaTokenizer, term_id
 from helpers.statute_labels import article_no
+from helpers.statute_versions import OPEN_END
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 
@@ -135,6 +137,30 @@ def test_an_explicit_citation_outside_the_filter_is_not_returned(store, settings
     pipeline = build_retrieval_pipeline(store, replace(settings), top_k=10)
     pipeline.warm_up()
     assert {d.meta["law"] for d in retrieve(pipeline, [cited], filters=ONLY_B)} <= {LAW_B}
+
+
+def test_a_law_named_but_held_in_no_version_of_the_day_is_a_version_gap(fixture_store, backend, tmp_path):
+    """Issue 46, item 4: the laws a query names (by name, or a bare citation the law filter resolves) that the
+    knowledge base holds in no version in force on ``as_of``, found by payload queries on both backends."""
+    points = stored_points(fixture_store)
+    for ids, batch in points.scroll_sources({"file:a.md"}):  # 示例信息保护法 in force from 2021-01-01
+        points.set_metas([(point_id, {**doc.meta, "in_force": True, "valid_from": 20210101, "valid_to": OPEN_END})
+                          for point_id, doc in zip(ids, batch, strict=True)])
+    store = fixture_store if backend == "edge" else server_copy(fixture_store, tmp_path / "server")
+    lookup = CitationLookup(document_store=store)
+    gap = VersionGap(LAW_A, 20200101, 20210101, OPEN_END)
+    assert lookup.version_gaps("示例信息保护法第二条和示例交通法第一条", "2020-01-01") == [gap]  # 交通法: no versions
+    assert lookup.version_gaps("根据示例信息保护法，处理个人信息要同意吗", "2020-01-01") == [gap]
+    in_law_a = {"field": "meta.law", "operator": "==", "value": LAW_A}
+    assert lookup.version_gaps("第二条讲了什么", "2020-01-01", in_law_a) == [gap]
+    assert lookup.version_gaps("示例信息保护法第二条", "2021-01-01") == []
+    assert lookup.version_gaps("示例信息保护法第二条", None) == []
+
+
+def test_law_names_in_a_query_longest_first():
+    laws = ["中华人民共和国保险法", "中华人民共和国社会保险法", "中华人民共和国民法典"]
+    assert names_in("社会保险法和中华人民共和国民法典", laws) == ["中华人民共和国社会保险法", "中华人民共和国民法典"]
+    assert names_in("保险法第十条与社会保险法", laws) == ["中华人民共和国保险法", "中华人民共和国社会保险法"]
 
 
 def test_article_no_normalisation():

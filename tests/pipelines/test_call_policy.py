@@ -52,6 +52,9 @@ class _NoRetrieval:
     def __init__(self) -> None:
         self.pipelines = {"retrieve": None}
 
+    def warnings_for(self, query: str, as_of: str | None = None, filters: dict | None = None) -> list[str]:
+        return []
+
 
 def ask_agent(monkeypatch: pytest.MonkeyPatch) -> None:
     from application import agent_mode

@@ -105,6 +105,40 @@ def test_a_store_indexed_before_versions_is_named_until_the_next_index(settings,
     assert "indexed before" not in run_cli(capsys, "search", "国有公司董事")[2]
 
 
+def test_stats_of_an_interrupted_source_says_interrupted_not_another_embedder(settings, capsys, tmp_path):
+    """Issue 46, item 4: `stats` called an interrupted source (no embedder recorded yet) "embedded with another
+    embedder"; it is reported as interrupted, with the command that finishes it, and only so."""
+    from document_store.source_manifest import SourceManifest
+    from pipelines.stores import open_document_store
+
+    path = tmp_path / "手册.md"
+    path.write_text("# 手册\n第一条 员工请假需提前申请。\n", encoding="utf-8")
+    assert run_cli(capsys, "index", "--files", str(path), "--quiet")[0] == 0
+    store = open_document_store(settings)
+    manifest = SourceManifest(store)
+    record, = manifest.all()
+    manifest.mark_indexing({record.source: record.content_hash})  # as a run killed while writing it leaves it
+    store.close()
+    code, out, err = run_cli(capsys, "stats")
+    assert code == 0 and f"indexing       0  {record.source}" in out
+    assert f"warning: 1 source(s) were interrupted during indexing ({record.source})" in err
+    assert "another embedder" not in out + err and "another embedding model" not in out + err
+
+
+def test_search_as_of_a_day_without_a_version_of_the_named_law_says_so(settings, capsys):
+    """Issue 46, item 4: `search "商标法第十条" --as-of 2020-01-01` on a store holding only the 商标法 in force (from
+    2027-01-01) silently listed other laws' articles; it now says which versions are held and how to add the
+    others, and says nothing once they are indexed."""
+    assert run_cli(capsys, "index", "--laws", "商标法", "--quiet")[0] == 0
+    code, _, err = run_cli(capsys, "search", "商标法第十条", "--as-of", "2020-01-01")
+    assert code == 0
+    assert "warning: 知识库中没有《中华人民共和国商标法》在 2020-01-01 有效的版本（现有版本自 2027-01-01 起施行）" in err
+    assert "`python -m pipelines index --laws 商标法 --versions --collection statutes`" in err
+    assert "知识库中没有" not in run_cli(capsys, "search", "商标法第十条")[2]
+    assert run_cli(capsys, "index", "--laws", "商标法", "--versions", "--quiet")[0] == 0
+    assert "知识库中没有" not in run_cli(capsys, "search", "商标法第十条", "--as-of", "2020-01-01")[2]
+
+
 def test_top_k_out_of_range(settings, capsys):
     code, _, err = run_cli(capsys, "search", "个人信息", "--top-k", "0")
     assert code == 2 and "--top-k" in err

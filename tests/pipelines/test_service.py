@@ -119,3 +119,55 @@ def test_indexing_in_the_server_shares_the_query_encoder(settings):
     assert _shared.cache_info().currsize == 1
     encoder = shared_encoder(model_arguments(settings)["model"])  # the one cached: its size stays 1
     assert _shared.cache_info().currsize == 1 and not encoder.allow_spinning
+
+
+def test_every_result_of_a_knowledge_base_with_an_interrupted_source_says_so(settings, llm):
+    """Issue 46, item 4: only the CLI said that a source was interrupted; API results said nothing. Every result of
+    the knowledge base now carries it, in every mode, read when the knowledge base is opened; the interrupted source
+    is not also called "embedded with another embedder"; the index run that finishes it clears the warning."""
+    from document_store.source_manifest import SourceManifest
+
+    service = RAGService(settings)
+    try:
+        service.index("handbook", files=handbook("员工应当按时上班。"))
+        manifest = SourceManifest(service.rag("handbook").store)
+        record, = manifest.all()
+        manifest.mark_indexing({record.source: record.content_hash})  # as a run killed while writing it leaves it
+    finally:
+        service.close()
+    service = RAGService(settings)
+    api = ChatAPI(service)
+    try:
+        listed, = service.knowledge_bases()
+        assert (listed["incomplete_sources"], listed["stale_sources"]) == (1, 0)
+        for mode in ("retrieve", "rag", "agentic", "agent"):
+            warning, = api.ask("员工什么时候上班", mode=mode, knowledge_base="handbook").to_dict()["warnings"]
+            assert warning.startswith(f"1 source(s) were interrupted during indexing ({record.source})"), mode
+            assert "`python -m pipelines index --collection handbook`" in warning
+        service.index("handbook", files=handbook("员工应当按时上班。"))
+        assert api.ask("员工什么时候上班", mode="retrieve", knowledge_base="handbook").warnings == []
+    finally:
+        service.close()
+
+
+def test_as_of_warns_of_a_named_law_held_in_no_version_of_that_day(settings, llm):
+    """Issue 46, item 4: asked as of 2020-01-01, a knowledge base holding only the 商标法 in force (from 2027-01-01)
+    silently answered from other laws. The result now names the law, the versions held and how to add the others."""
+    service = RAGService(settings)
+    api = ChatAPI(service)
+
+    def warnings(query: str, as_of: str | None = None, mode: str = "retrieve") -> list[str]:
+        return api.ask(query, mode=mode, knowledge_base="laws", as_of=as_of).warnings
+
+    try:
+        service.index("laws", laws=["商标法", "个人信息保护法"])
+        assert warnings("商标法第十条", "2020-01-01") == [(
+            "知识库中没有《中华人民共和国商标法》在 2020-01-01 有效的版本（现有版本自 2027-01-01 起施行）；用 "
+            "`python -m pipelines index --laws 商标法 --versions --collection laws` 加入历史版本")]
+        both = warnings("个人信息保护法和商标法对此怎么规定", "2020-01-01", mode="rag")
+        assert [w.split("》")[0] for w in both] == ["知识库中没有《中华人民共和国个人信息保护法", "知识库中没有《中华人民共和国商标法"]
+        assert warnings("商标法第十条", "2027-06-01") == []  # the version in force that day is held
+        assert warnings("个人信息保护法第十三条", "2022-01-01") == []
+        assert warnings("商标法第十条") == []  # no as_of: today's law
+    finally:
+        service.close()

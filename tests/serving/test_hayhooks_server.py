@@ -32,7 +32,8 @@ def server(tmp_path_factory, e5_model):
         llm.add_rule("严谨的中国法律咨询助手", f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得同意。")
         with ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app:
             assert app.process is not None
-            yield {"base": app.base_url, "llm": llm, "startup_seconds": app.startup_seconds, "pid": app.process.pid}
+            yield {"base": app.base_url, "llm": llm, "startup_seconds": app.startup_seconds, "pid": app.process.pid,
+                   "log": app.log_path}
 
 
 def run(server, payload, name="agentic_rag"):
@@ -80,9 +81,11 @@ def test_bad_input_is_a_400_with_a_message(server):
     assert response.status_code == 400 and "mode" in response.json()["detail"]
     response = run(server, {"query": QUESTION, "knowledge_base": "nope"})
     assert response.status_code == 404
+    response = run(server, {"query": QUESTION, "knowledge_base": ""})  # issue 46: silently the default before
+    assert response.status_code == 400 and "knowledge_base" in response.json()["detail"]
     response = run(server, {"query": "问" * 100_000, "mode": "retrieve"})
     assert response.status_code == 400 and "limit is 2000" in response.json()["detail"]
-    for top_k in (0, 51, -3, "many"):
+    for top_k in (0, 51, -3, "many", True, 2.5):  # issue 46: JSON true was taken as 1
         response = run(server, {"query": QUESTION, "mode": "retrieve", "top_k": top_k})
         assert response.status_code in (400, 422) and "top_k" in json.dumps(response.json()), top_k
     for filters in ({"field": "meta.law"}, {"field": "meta.law", "operator": "~~", "value": 1}, "law=民法典"):
@@ -147,8 +150,8 @@ def test_stream_ends_with_citations_and_trace_and_follow_up_is_condensed(server)
 
 def test_index_endpoint_adds_laws_by_name_as_a_form(server):
     law = "中华人民共和国刑法修正案（十）"
-    response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "amendments", "laws": [law]},
-                          timeout=120)
+    response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "amendments", "laws": [law],
+                                                               "wait": "true"}, timeout=120)
     assert response.status_code == 200, response.text
     assert response.json()["result"]["results"] == [{"source": f"law:{law}", "action": "added", "count": 1}]
     unknown = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "amendments", "laws": ["不存在的法律"]},
@@ -156,19 +159,30 @@ def test_index_endpoint_adds_laws_by_name_as_a_form(server):
     assert unknown.status_code == 400 and "不存在的法律" in unknown.json()["detail"]
 
 
-@pytest.mark.parametrize(("data", "message"), [(b"\x00\x01binary", "binary"), (b"  \n", "empty"),
-                                             ("第一条 内容".encode("gbk"), "not valid UTF-8")])
-def test_unusable_uploads_are_a_400_that_names_the_problem(server, data, message):
+@pytest.mark.parametrize(("name", "data", "message"), [
+    ("上传.txt", b"\x00\x01binary", "binary"), ("上传.txt", b"  \n", "empty"),
+    ("上传.txt", "第一条 内容".encode("gbk"), "not valid UTF-8"),
+    ("上传.pdf", "第一条 内容".encode(), "unsupported file type .pdf"),  # issue 46: text in a .pdf was indexed
+    ("上传.txt", b"%PDF-1.7\n%binary", "the content is a PDF"), ("上传.md", b"PK\x03\x04docx", "Office")])
+def test_unusable_uploads_are_a_400_that_names_the_problem(server, name, data, message):
     response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "bad_uploads"},
-                          files={"files": ("上传.txt", data)}, timeout=60)
-    assert response.status_code == 400 and message in response.json()["detail"] and "上传.txt" in response.json()["detail"]
+                          files={"files": (name, data)}, timeout=60)
+    detail = response.json()["detail"]
+    assert response.status_code == 400 and message in detail and name in detail and "\n" not in detail
 
 
 def test_index_endpoint_adds_a_document_the_next_query_finds(server):
     files = {"files": ("员工手册.md", "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n".encode())}
     response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "handbook"}, files=files, timeout=120)
     assert response.status_code == 200, response.text
-    assert response.json()["result"]["results"][0]["action"] == "added"
+    job = response.json()["result"]  # issue 46: a job, answered at once
+    assert job["status"] in ("queued", "running") and job["status_url"] == f"/index/jobs/{job['job_id']}"
+    deadline = time.monotonic() + 120
+    while (state := httpx.get(f"{server['base']}{job['status_url']}", timeout=10).json())["status"] != "done":
+        assert state["status"] in ("queued", "running") and time.monotonic() < deadline, state
+        time.sleep(0.5)
+    assert state["results"][0]["action"] == "added" and state["progress"] == {"done": 2, "total": 2, "phase": "done"}
+    assert httpx.get(f"{server['base']}/index/jobs/nope", timeout=10).status_code == 404
     answer = run(server, {"query": "加班费怎么算", "mode": "rag", "knowledge_base": "handbook"}).json()["result"]
     assert answer["evidence"][0]["key"] == "员工手册第二条"
     statutes = run(server, {"query": "加班应当支付加班费", "mode": "rag"}).json()["result"]
@@ -223,3 +237,35 @@ def test_a_client_that_disconnects_mid_stream_cancels_its_run(server):
     started = time.monotonic()
     assert run(server, {"query": QUESTION, "mode": "retrieve"}).status_code == 200
     assert time.monotonic() - started < 10
+
+
+def test_a_client_that_leaves_a_non_streaming_run_cancels_it(server):
+    """Issue 46, bug 2: a non-streamed /agentic_rag/run whose client had gone ran for minutes more. Now the answer
+    the LLM is writing stops (the scripted server sees its connection dropped) and the run makes no further call."""
+    from harness.openai_server import Rule
+
+    llm = server["llm"]
+    llm.aborted.clear()
+    long_answer = f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得个人同意。" * 30  # ~120 chunks, 0.2 s apart
+    llm.rules.insert(0, Rule("非流式取消", long_answer, chunk_delay=0.2))
+    before = len(llm.requests)
+    with pytest.raises(httpx.ReadTimeout):  # the client gives up while the answer is being written
+        httpx.post(f"{server['base']}/agentic_rag/run", timeout=4, json={"query": f"{QUESTION}（非流式取消）", "mode": "rag"})
+    assert llm.aborted.wait(10), "the LLM went on writing an answer nobody reads"
+    calls = len(llm.requests)
+    time.sleep(3)
+    assert len(llm.requests) == calls, "the cancelled run went on calling the LLM"
+    assert calls > before
+
+
+def test_api_docs_load_without_internet_and_the_log_survives_markup_in_queries(server):
+    """Issue 46: /docs loaded Swagger UI from a CDN (a blank page offline); a query with <script> made the log line
+    of its request raise inside the logger."""
+    docs = httpx.get(f"{server['base']}/docs", timeout=10)
+    assert docs.status_code == 200 and "/docs-assets/swagger-ui-bundle.js" in docs.text and "cdn" not in docs.text
+    assert httpx.get(f"{server['base']}/docs-assets/swagger-ui-bundle.js", timeout=10).status_code == 200
+    marked = "<script>alert(1)</script></b><red>个人信息"
+    assert run(server, {"query": marked, "mode": "retrieve", "top_k": 1}).status_code == 200
+    log = Path(server["log"]).read_text(errors="replace")
+    assert f"'query': '{marked}'" in log
+    assert "Traceback" not in log

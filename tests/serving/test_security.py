@@ -82,8 +82,8 @@ def test_oversized_bodies_are_refused_with_413(server):
 
 def test_upload_names_cannot_escape_or_smuggle_paths(server, tmp_path):
     files = {"files": ("../../../etc/员工手册.md", "第一条 员工请假需提前三天申请。\n".encode())}
-    response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "uploads"}, files=files,
-                          headers=AUTH, timeout=120)
+    response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "uploads", "wait": "true"},
+                          files=files, headers=AUTH, timeout=120)
     assert response.status_code == 200, response.text
     assert response.json()["result"]["results"][0]["source"] == "file:员工手册.md"
     for name in ("../x", "bad/name", "a" * 200):
