@@ -1,4 +1,5 @@
-// The web UI: talks only to the public API (POST /v1/chat/completions streaming, /index/run, /knowledge_bases/run).
+// The web UI: talks only to the public API (POST /v1/chat/completions streaming, /index/run and GET /index/jobs/<id>,
+// /knowledge_bases/run). Text from the user, the model or the server is only ever set as textContent.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -166,6 +167,16 @@ function renderAnswer(node, result) {
   node.append(text.slice(last));
 }
 
+// a link target the page may open: http(s) URLs and paths of this site; anything else (javascript:, data:, …) is
+// null and is shown as plain text. The browser's own URL parser decides, so "java\tscript:" or " JAVASCRIPT:" are
+// seen as what the browser would open.
+function safeUrl(url) {
+  if (typeof url !== "string" || !url.trim()) return null;
+  let parsed;
+  try { parsed = new URL(url, window.location.href); } catch { return null; }
+  return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
+}
+
 function showCitation(label, citation) {
   $("citation-title").textContent = citation.unverified ? citation.mention
     : citation.type === "web" ? `${citation.label}：${citation.title || ""}` : `《${citation.law}》${citation.article}`;
@@ -174,8 +185,12 @@ function showCitation(label, citation) {
     : citation.amended_by?.length ? `本条经修正：${citation.amended_by.join("、")}` : "";
   $("citation-text").textContent = citation.unverified ? "" : citation.text || "";
   const link = $("citation-link");
-  link.hidden = !citation.url;
-  if (citation.url) { link.href = citation.url; link.textContent = citation.url; }
+  const plain = $("citation-url");
+  const target = safeUrl(citation.url);
+  link.hidden = !target;
+  plain.hidden = !citation.url || Boolean(target);
+  if (target) { link.href = target; link.textContent = citation.url; } else link.removeAttribute("href");
+  plain.textContent = target ? "" : citation.url || "";
   $("citation-view").hidden = false;
 }
 
@@ -184,9 +199,20 @@ function scoreText(scores) {
   return scores.probability != null ? `；相关概率 ${scores.probability.toFixed(2)}` : `；评估 ${scores.total}/40`;
 }
 
+// what makes a result less reliable than it looks (the knowledge base's problems, a law without a version in force
+// on the date asked for): shown under the answer
+function warningsBox(warnings) {
+  const list = (Array.isArray(warnings) ? warnings : []).filter((w) => typeof w === "string" && w.trim());
+  if (!list.length) return null;
+  return el("div", { class: "warnings", role: "note" }, el("div", { class: "warnings-title", text: "请注意" }),
+    el("ul", {}, ...list.map((w) => el("li", { text: w }))));
+}
+
 function showResult(message, box, body, result) {
   renderAnswer(body, result);
   finishTrace(box, result);
+  const warnings = warningsBox(result.warnings);
+  if (warnings) message.append(warnings);
   const meta = el("div", { class: "meta", text: `${SITUATIONS[result.situation] || ""}${scoreText(result.scores)}` });
   if (result.needs_human) meta.append(el("span", { class: "needs-human", text: "　建议咨询专业人士" }));
   message.append(meta);
@@ -301,16 +327,91 @@ async function deleteKnowledgeBase(name) {
   if (!confirm(`确定删除知识库“${name}”？其中的全部文档都会被删除，无法恢复。`)) return;
   try { await callApi("knowledge_bases", { action: "delete", name }); }
   catch (error) { alert(error.message); }
-  await restoreConversation();
-refreshKnowledgeBases();
+  await refreshKnowledgeBases();
 }
 
 function summarise(result) {
-  const actions = { added: "已添加", replaced: "已更新", "re-embedded": "已重新向量化", resumed: "已补完", unchanged: "未变化" };
-  return result.results.map((r) => `${actions[r.action] || r.action} ${r.count} 条：${r.source}`).join("\n");
+  const actions = { added: "已添加", replaced: "已更新", "re-embedded": "已重新向量化", resumed: "已补完",
+                    relabelled: "已更新元数据", unchanged: "未变化" };
+  return (result.results || []).map((r) => `${actions[r.action] || r.action} ${r.count} 条：${r.source}`).join("\n");
 }
 
-function upload(event) {
+// ---------- index jobs: POST /index/run answers at once with a job; GET /index/jobs/<id> follows it ----------
+const JOB_POLL_MS = 1000;
+const JOB_ENDED = ["done", "failed", "interrupted"];
+const JOB_PHASES = { queued: "排队等待索引…", preparing: "正在切分和检查…", indexing: "正在嵌入…", running: "索引中…" };
+const JOB_POLL_FAILURES = 5;  // give up after this many failed polls in a row (the server restarting, the network)
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function showJobProgress(job, progress, status) {
+  const { done = 0, total = 0, phase = "" } = job.progress || {};
+  progress.hidden = false;
+  status.className = "status";
+  if (total > 0) {
+    progress.max = total;
+    progress.value = Math.min(done, total);
+    status.textContent = `已嵌入 ${done} / ${total} 条`;
+  } else {
+    progress.removeAttribute("value");  // indeterminate until the job knows how many articles it embeds
+    status.textContent = JOB_PHASES[phase] || JOB_PHASES[job.status] || "索引中…";
+  }
+}
+
+async function pollJob(jobId) {
+  let failures = 0;
+  for (;;) {
+    let response;
+    try { response = await fetch(`/index/jobs/${encodeURIComponent(jobId)}`, { headers: headers(false), cache: "no-store" }); }
+    catch { response = null; }
+    if (response?.ok) return response.json();
+    if (response && response.status < 500) throw new Error(await errorText(response));  // 401, 404: final
+    if (++failures >= JOB_POLL_FAILURES) {
+      throw new Error(response ? `无法获取索引进度：${await errorText(response)}` : "无法获取索引进度：无法连接服务器");
+    }
+    await sleep(JOB_POLL_MS);
+  }
+}
+
+// follow the job ``result`` (the answer of POST /index/run) until it ends, then show its results or its error and
+// refresh the knowledge-base list, selecting ``select`` when given (the conversation stays as it is)
+async function followIndexJob(result, select, progress, status) {
+  let job = result.results ? { ...result, status: "done" }  // a synchronous answer (wait=true)
+    : { ...result, progress: { done: 0, total: 0, phase: result.status || "queued" } };
+  if (!job.results && !job.job_id) throw new Error("服务器没有返回索引任务");
+  while (!JOB_ENDED.includes(job.status)) {
+    showJobProgress(job, progress, status);
+    await sleep(JOB_POLL_MS);
+    job = await pollJob(job.job_id);
+  }
+  const { done = 0, total = 0 } = job.progress || {};
+  progress.hidden = false;
+  if (job.status === "done") {
+    if (total > 0) { progress.max = total; progress.value = total; } else { progress.max = 1; progress.value = 1; }
+    status.className = "status";
+    status.textContent = [total > 0 ? `已嵌入 ${done} / ${total} 条，完成。` : "完成。", summarise(job)].filter(Boolean).join("\n");
+  } else {
+    if (total > 0) { progress.max = total; progress.value = Math.min(done, total); } else progress.hidden = true;
+    status.className = "status error";
+    const what = job.status === "interrupted" ? "索引中断" : "索引失败";
+    status.textContent = `${what}：${job.error || "未知原因"}`;
+  }
+  await refreshKnowledgeBases(select);
+}
+
+// POST the form with XMLHttpRequest (fetch cannot report upload progress); resolves with the status and the body
+function postForm(url, form, onUploadProgress) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open("POST", url);
+    if (apiKey()) request.setRequestHeader("Authorization", `Bearer ${apiKey()}`);
+    request.upload.onprogress = onUploadProgress;
+    request.onload = () => resolve({ status: request.status, text: request.responseText });
+    request.onerror = () => reject(new Error("无法连接服务器"));
+    request.send(form);
+  });
+}
+
+async function upload(event) {
   event.preventDefault();
   const files = $("upload-files").files;
   const name = $("upload-kb").value.trim();
@@ -319,51 +420,59 @@ function upload(event) {
   for (const file of files) form.append("files", file, file.name);
   const status = $("upload-status");
   const progress = $("upload-progress");
+  const button = $("upload-form").querySelector("button[type=submit]");
+  button.disabled = true;
   progress.hidden = false;
+  progress.max = 100;
   progress.value = 0;
   status.className = "status";
   status.textContent = "上传中…";
-  const request = new XMLHttpRequest();
-  request.open("POST", "/index/run");
-  if (apiKey()) request.setRequestHeader("Authorization", `Bearer ${apiKey()}`);
-  request.upload.onprogress = (e) => {
-    if (e.lengthComputable) progress.value = Math.round((100 * e.loaded) / e.total);
-    if (e.loaded === e.total) status.textContent = "上传完成，正在切分和索引…";
-  };
-  request.onload = async () => {
-    progress.value = 100;
-    if (request.status === 200) {
-      status.textContent = summarise(JSON.parse(request.responseText).result);
-      await refreshKnowledgeBases(name);
-    } else {
-      status.className = "status error";
-      let detail = request.responseText;
+  try {
+    const response = await postForm("/index/run", form, (e) => {
+      if (e.lengthComputable) progress.value = Math.round((100 * e.loaded) / e.total);
+      if (e.loaded === e.total) status.textContent = "上传完成，等待服务器接收…";
+    });
+    if (response.status !== 200) {
+      let detail = response.text;
       try { detail = JSON.parse(detail).detail; } catch { /* keep the raw text */ }
-      status.textContent = request.status === 401 ? "需要 API 密钥" : `上传失败（${request.status}）：${detail}`;
+      if (typeof detail !== "string") detail = JSON.stringify(detail);
+      throw new Error(response.status === 401 ? "需要 API 密钥：请在下方填写后重试。" : `上传失败（${response.status}）：${detail}`);
     }
-  };
-  request.onerror = () => { status.className = "status error"; status.textContent = "无法连接服务器"; };
-  request.send(form);
+    progress.value = 100;
+    await followIndexJob(JSON.parse(response.text).result, name, progress, status);
+  } catch (error) {
+    if (!progress.hasAttribute("value")) progress.hidden = true;  // no bar left spinning for a job that is not followed
+    status.className = "status error";
+    status.textContent = error.message;
+  } finally {
+    button.disabled = false;
+  }
 }
 
 async function addLaws(event) {
   event.preventDefault();
   const status = $("laws-status");
+  const progress = $("laws-progress");
+  const button = $("laws-form").querySelector("button[type=submit]");
+  const name = $("laws-kb").value.trim();
   const laws = $("laws-names").value.split(/[,，、]/).map((s) => s.trim()).filter(Boolean);
+  button.disabled = true;
+  progress.hidden = true;
   status.className = "status";
-  status.textContent = "索引中…";
+  status.textContent = "提交中…";
   try {
     const form = new FormData();  // /index/run takes a multipart form (it also accepts files)
-    form.append("knowledge_base", $("laws-kb").value.trim());
+    form.append("knowledge_base", name);
     for (const law of laws) form.append("laws", law);
     const response = await fetch("/index/run", { method: "POST", headers: headers(false), body: form });
     if (!response.ok) throw new Error(await errorText(response));
-    status.textContent = summarise((await response.json()).result);
-    await restoreConversation();
-refreshKnowledgeBases();
+    await followIndexJob((await response.json()).result, null, progress, status);
   } catch (error) {
+    if (!progress.hasAttribute("value")) progress.hidden = true;  // no bar left spinning for a job that is not followed
     status.className = "status error";
-    status.textContent = error.message;
+    status.textContent = String(error.message || error).includes("fetch") ? "无法连接服务器" : error.message;
+  } finally {
+    button.disabled = false;
   }
 }
 

@@ -3,12 +3,16 @@ LLM server. Screenshots of the main states go to test-artifacts/screenshots/ (gi
 
 import json
 import shutil
+import urllib.request
+from itertools import pairwise
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
 from harness.app_server import index_laws, server_env
-from harness.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
+from harness.openai_server import TOOL_PREFIX, Rule, ScriptedOpenAIServer
+from harness.serpapi_server import ScriptedSerpAPIServer
 from harness.server_process import ServerProcess
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -22,6 +26,12 @@ QUESTION = "公司收集我的个人信息需要我同意吗"
 ANSWER = (f"【问题分析】公司收集个人信息属于处理个人信息。处理前应当告知处理目的和方式。一般需要在三十日内取得同意。同意可以撤回。撤回不影响撤回前的处理。\n【相关法条】《{PIPL}》第十四条规定，基于个人同意处理个人信息的，"
           f"该同意应当由个人在充分知情的前提下自愿、明确作出。另见《{PIPL}》第九十九条。\n【免责声明】仅供参考。")
 HANDBOOK = "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费，标准为工资的百分之一百五十。\n"
+JUDGE = "法律检索质量评估员"
+WEB_SNIPPET = "网页摘要：个人信息处理的告知同意规则（界面测试）"  # only the answer prompt carries it
+WEB_RESULTS = [{"title": "可疑链接", "link": "javascript:alert(1)", "snippet": WEB_SNIPPET},
+               {"title": "正常链接", "link": "https://example.cn/pipl", "snippet": "个人信息保护法全文"}]
+# a conversation kept by an earlier visit (the page restores it from localStorage)
+KEPT = [{"question": "之前的问题", "result": {"answer": "之前的回答", "mode": "rag", "trace": {}, "citations": []}}]
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="Debian's chromium is not installed (`make test` installs it)")
@@ -31,15 +41,16 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 def server(tmp_path_factory, e5_model):
     data = tmp_path_factory.mktemp("ui") / "data"
     index_laws(data, e5_model, [PIPL])
-    with ScriptedOpenAIServer(default="好的") as llm:
+    with ScriptedOpenAIServer(default="好的") as llm, ScriptedSerpAPIServer(results=WEB_RESULTS) as serp:
         llm.add_rule("员工手册", "依据《员工手册》第二条，加班应当支付加班费，标准为工资的百分之一百五十。")
         llm.add_rule("你是中国法律检索专家", '{"variants": ["个人信息处理者处理个人信息是否应当取得个人同意"], '
                                          '"keywords": ["个人信息", "同意"]}')
         llm.add_rule("法律检索质量评估员", '{"reasoning": "条文直接回答了问题", "relevance": 9, "completeness": 8, '
                                       '"accuracy": 9, "coverage": 8, "missing": ""}')
         llm.add_rule("严谨的中国法律咨询助手", ANSWER, chunk_delay=0.05)  # streamed over ~1.5 s
-        with ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app:
-            yield {"base": app.base_url, "llm": llm}
+        env = server_env(data, e5_model, llm.base_url, SERPAPI_API_KEY="ui-test-key", SERPAPI_BASE_URL=serp.base_url)
+        with ServerProcess(env, log_path=data.parent / "server.log") as app:
+            yield {"base": app.base_url, "llm": llm, "serp": serp}
 
 
 @pytest.fixture(scope="module")
@@ -155,16 +166,31 @@ def test_agent_mode_shows_its_tool_calls(page, server):
     assert message.locator(".cite").first.inner_text() == f"《{PIPL}》第二十九条"
 
 
+def keep_conversation(page) -> None:
+    """Reload the page with `KEPT` in its localStorage, as if from an earlier visit."""
+    page.evaluate("turns => localStorage.setItem('conversation', JSON.stringify(turns))", KEPT)
+    page.reload()
+    page.wait_for_selector("#kb-select option", state="attached")
+    assert page.locator(".msg").count() == 2
+
+
 def test_upload_into_a_new_knowledge_base_then_ask_it(page, server, tmp_path):
     handbook = tmp_path / "员工手册.md"
     handbook.write_text(HANDBOOK, encoding="utf-8")
+    keep_conversation(page)
+    polls = []
+    page.on("request", lambda request: polls.append(request.url) if "/index/jobs/" in request.url else None)
     page.click("#kb-toggle")
     page.fill("#upload-kb", "handbook")
     page.set_input_files("#upload-files", str(handbook))
     page.click("#upload-form button[type=submit]")
     page.wait_for_selector("#upload-status:has-text('已添加')")
-    assert "已添加 2 条" in page.inner_text("#upload-status")
+    assert "已嵌入 2 / 2 条" in page.inner_text("#upload-status") and "已添加 2 条" in page.inner_text("#upload-status")
+    assert page.eval_on_selector("#upload-progress", "p => [p.value, p.max, p.hidden]") == [2, 2, False]
+    assert polls  # the upload became a job, followed on GET /index/jobs/<id>
+    page.wait_for_selector("#kb-list li[data-name=handbook]")
     assert page.locator("#kb-list li[data-name=handbook]").inner_text().startswith("handbook：2 条")
+    assert page.locator(".msg").count() == 2  # refreshing the knowledge bases did not restore the conversation again
     shot(page, "knowledge_bases")
     page.fill("#laws-kb", "handbook")
     page.fill("#laws-names", "不存在的法律")
@@ -179,6 +205,83 @@ def test_upload_into_a_new_knowledge_base_then_ask_it(page, server, tmp_path):
     assert "工资的百分之一百五十" in page.inner_text("#citation-text")
 
 
+JOB = "0123456789abcdef"
+
+
+def stand_in_index_server(page, states: list[tuple[int, dict]]) -> list[int]:
+    """Answer the page's POST /index/run with a queued job and its GET /index/jobs/<id> with ``states`` in turn
+    (the last repeating); the page keeps the times it polled at (ms) in ``window.polls``."""
+    page.evaluate("""() => { window.polls = []; const fetch = window.fetch;
+        window.fetch = (url, ...rest) => { if (String(url).includes('/index/jobs/')) window.polls.push(performance.now());
+                                           return fetch(url, ...rest); }; }""")
+    polls: list[int] = []
+    queued = {"job_id": JOB, "status": "queued", "knowledge_base": "big", "status_url": f"/index/jobs/{JOB}"}
+    page.route("**/index/run", lambda route: route.fulfill(json={"result": queued}))
+
+    def job(route) -> None:
+        polls.append(len(polls))
+        status, body = states[min(len(polls), len(states)) - 1]
+        route.fulfill(status=status, json=body)
+
+    page.route(f"**/index/jobs/{JOB}", job)
+    return polls
+
+
+def job_state(status: str, done: int, total: int, phase: str, **extra: object) -> tuple[int, dict]:
+    return 200, {"job_id": JOB, "knowledge_base": "big", "status": status, "error": None, "results": [],
+                 "progress": {"done": done, "total": total, "phase": phase}, "created_at": 1.0, "updated_at": 2.0,
+                 **extra}
+
+
+def test_an_index_job_shows_its_progress_until_it_is_done(page):
+    keep_conversation(page)
+    polls = stand_in_index_server(page, [
+        job_state("running", 0, 0, "preparing"), job_state("running", 1200, 4794, "indexing"),
+        job_state("done", 4794, 4794, "done", results=[{"source": "大文件.md", "action": "added", "count": 4794}])])
+    page.evaluate("""() => { window.seen = []; const status = document.querySelector('#upload-status');
+        new MutationObserver(() => { const p = document.querySelector('#upload-progress');
+            window.seen.push([status.textContent, p.hasAttribute('value') ? p.value : null, p.max]); })
+        .observe(status, {childList: true, characterData: true, subtree: true}); }""")
+    page.click("#kb-toggle")
+    page.fill("#upload-kb", "big")
+    page.set_input_files("#upload-files", {"name": "大文件.md", "mimeType": "text/markdown",
+                                           "buffer": "第一条 测试。\n".encode()})
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_selector("#upload-status:has-text('已添加')", timeout=15_000)
+    seen = page.evaluate("window.seen")
+    texts = [text for text, _, _ in seen]
+    assert "排队等待索引…" in texts and "正在切分和检查…" in texts
+    assert ["已嵌入 1200 / 4794 条", 1200, 4794] in seen  # the bar and its text follow the job
+    assert any(value is None for _, value, _ in seen)  # an indeterminate bar while the total is unknown
+    assert page.inner_text("#upload-status") == "已嵌入 4794 / 4794 条，完成。\n已添加 4794 条：大文件.md"
+    assert page.eval_on_selector("#upload-progress", "p => [p.value, p.max]") == [4794, 4794]
+    times = page.evaluate("window.polls")
+    assert len(polls) == len(times) == 3 and all(later - earlier >= 800 for earlier, later in pairwise(times))
+    assert page.locator(".msg").count() == 2  # the conversation was not restored a second time
+    assert not page.is_disabled("#upload-form button[type=submit]")
+    shot(page, "index_job_done")
+
+
+def test_a_failed_or_unknown_index_job_is_shown_as_an_error(page):
+    keep_conversation(page)
+    failed = "no articles found in 空文件.md: is it UTF-8 text with 第X条 headings?"
+    stand_in_index_server(page, [job_state("running", 10, 40, "indexing"),
+                                 job_state("failed", 10, 40, "failed", error=failed)])
+    page.click("#kb-toggle")
+    page.fill("#laws-names", "劳动合同法")
+    page.click("#laws-form button[type=submit]")
+    page.wait_for_selector("#laws-status.error", timeout=15_000)
+    assert page.inner_text("#laws-status") == f"索引失败：{failed}"
+    assert page.eval_on_selector("#laws-progress", "p => [p.value, p.max, p.hidden]") == [10, 40, False]
+    shot(page, "index_job_failed")
+    page.unroute(f"**/index/jobs/{JOB}")
+    page.route(f"**/index/jobs/{JOB}", lambda route: route.fulfill(status=404, json={"detail": f"unknown index job '{JOB}'"}))
+    page.click("#laws-form button[type=submit]")
+    page.wait_for_selector("#laws-status.error:has-text('404')", timeout=15_000)
+    assert JOB in page.inner_text("#laws-status")
+    assert page.locator(".msg").count() == 2
+
+
 def test_delete_a_knowledge_base_after_confirming(page, server, tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("第一条 测试条文。\n", encoding="utf-8")
@@ -186,12 +289,70 @@ def test_delete_a_knowledge_base_after_confirming(page, server, tmp_path):
     page.fill("#upload-kb", "scratch")
     page.set_input_files("#upload-files", str(notes))
     page.click("#upload-form button[type=submit]")
-    page.wait_for_selector("#kb-list li[data-name=scratch]")
+    page.wait_for_selector("#kb-list li[data-name=scratch]", timeout=30_000)
     messages = []
     page.on("dialog", lambda dialog: (messages.append(dialog.message), dialog.accept()))
     page.click("#kb-list li[data-name=scratch] button")
     page.wait_for_selector("#kb-list li[data-name=scratch]", state="detached")
     assert "scratch" in messages[0] and "无法恢复" in messages[0]
+
+
+def test_a_web_result_with_a_javascript_url_gets_no_link(page, server):
+    """Evidence from the web is the least trusted text on the page: a link must not run script."""
+    llm = server["llm"]
+    failing = json.dumps({"reasoning": "条文不够", "relevance": 2, "completeness": 1, "accuracy": 2, "coverage": 1,
+                          "missing": "缺少实践做法"}, ensure_ascii=False)
+    rules = [Rule(JUDGE, [failing]), Rule(WEB_SNIPPET, "可参考[网页1]和[网页2]的说明。")]
+    llm.rules[:0] = rules  # ahead of the module's passing judge
+    try:
+        message = ask(page, "网页上说收集个人信息要怎么告知")
+    finally:
+        for rule in rules:
+            llm.rules.remove(rule)
+    assert server["serp"].requests
+    assert message.locator(".trace li[data-stage=web_search]").count() == 1
+    message.locator("button.cite", has_text="[网页1]").click()
+    page.locator("#citation-view").wait_for(state="visible")
+    assert WEB_SNIPPET in page.inner_text("#citation-text")
+    assert page.is_hidden("#citation-link") and page.get_attribute("#citation-link", "href") is None
+    assert page.inner_text("#citation-url") == "javascript:alert(1)"  # shown, as text only
+    assert page.locator("a[href^='javascript' i]").count() == 0
+    shot(page, "citation_unsafe_url")
+    page.click("#citation-view .close")
+    message.locator("button.cite", has_text="[网页2]").click()
+    assert page.get_attribute("#citation-link", "href") == "https://example.cn/pipl"
+    assert page.is_visible("#citation-link") and page.is_hidden("#citation-url")
+    checks = page.evaluate("""() => ["javascript:alert(1)", " JavaScript:alert(1)", "java\tscript:alert(1)",
+        "data:text/html,<script>alert(1)</script>", "vbscript:x", "", null, "https://example.cn/a?b=1",
+        "http://example.cn/", "/ui/favicon.svg", "../status"].map(safeUrl)""")
+    origin = server["base"]
+    assert checks == [None] * 7 + ["https://example.cn/a?b=1", "http://example.cn/", f"{origin}/ui/favicon.svg",
+                                   f"{origin}/status"]
+
+
+def test_warnings_are_shown_under_the_answer(page, server):
+    page.fill("#as-of", "2015-01-01")  # the 个人信息保护法 in the knowledge base applies from 2021-11-01
+    message = ask(page, f"{PIPL}第十四条规定了什么", mode="rag")
+    warnings = message.locator(".warnings li")
+    assert warnings.count() >= 1
+    text = warnings.first.inner_text()
+    assert PIPL in text and "2015" in text and "--versions" in text
+    assert message.locator(".warnings").evaluate("box => box.previousElementSibling.className") == "answer"
+    shot(page, "answer_warnings")
+    plain = page.evaluate("""() => { const message = document.createElement('div');
+        showResult(message, Object.assign(document.createElement('details'), {innerHTML: '<summary></summary><ol></ol>'}),
+                   document.createElement('div'), {answer: "a", warnings: ["<img src=x onerror=alert(1)>"], trace: {}});
+        return [message.querySelector('.warnings li').textContent, message.querySelectorAll('img').length]; }""")
+    assert plain == ["<img src=x onerror=alert(1)>", 0]  # server text is text, never markup
+
+
+def test_the_favicon(page, server):
+    with urllib.request.urlopen(f"{server['base']}/favicon.ico") as response:
+        assert response.status == 200 and response.headers["Content-Type"].startswith("image/svg+xml")
+        body = response.read()
+    assert ElementTree.fromstring(body).tag == "{http://www.w3.org/2000/svg}svg"
+    icon = page.eval_on_selector("link[rel=icon]", "link => link.href")
+    assert icon == f"{server['base']}/ui/favicon.svg" and page.request.get(icon).body() == body
 
 
 def test_server_errors_are_shown_as_messages(page, server):
