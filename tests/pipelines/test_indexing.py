@@ -8,6 +8,7 @@ import pytest
 
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from document_store.source_manifest import COMPLETE, INDEXING, SourceManifest
+from document_store.text_files import text_document
 from interfaces.cli import main
 from pipelines import indexing
 from pipelines.embedders import embedding_fingerprint
@@ -334,3 +335,25 @@ def test_a_run_tokenises_each_article_once_and_writes_the_manifest_once_per_grou
     assert manifest_writes == [2, 2]
     assert [r.status for r in SourceManifest(store).all()] == [COMPLETE, COMPLETE]
     assert_weights_current(store, settings)
+
+
+def test_progress_is_reported_per_slice_and_the_stored_articles_are_the_same(tmp_path, e5_model):
+    """Issue 46: an upload job reports the articles written so far; writing them in slices changes nothing stored."""
+    from config.settings import Settings
+    from pipelines.indexing import PROGRESS_SLICE, Source
+
+    text = "# 规章\n" + "\n".join(f"第{i}条 员工应当遵守第{i}项规定。" for i in range(1, PROGRESS_SLICE * 2 + 10))
+    stored = []
+    reports: list[tuple[int, int]] = []
+    for name, follow in (("whole", None), ("sliced", lambda done, total: reports.append((done, total)))):
+        settings = Settings(qdrant_path=tmp_path / name / "qdrant", embedding_model=str(e5_model))
+        store = open_document_store(settings)
+        try:
+            source = Source("file:规章.md", [text_document(text.encode(), "规章.md")])
+            Indexer(store, settings).index([source], progress=False, on_progress=follow)
+            stored.append(sorted((d.id, d.content, d.meta["key"]) for d in store.filter_documents()))
+        finally:
+            store.close()
+    total = PROGRESS_SLICE * 2 + 9
+    assert stored[0] == stored[1] and len(stored[0]) == total
+    assert reports == [(PROGRESS_SLICE, total), (PROGRESS_SLICE * 2, total), (total, total)]
