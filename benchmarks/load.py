@@ -56,6 +56,7 @@ SCRIPTED_RULES = {  # the agentic pipeline passes in one round: rewrite, judge (
     "法律检索质量评估员": '{"reasoning": "相关", "relevance": 9, "completeness": 8, "accuracy": 9, "coverage": 8}',
     "严谨的中国法律咨询助手": SCRIPTED_ANSWER,
 }
+IN_FLIGHT_MARK = "（在途长回答）"  # questions of the one agentic answer kept in flight beside the levels
 LLM_FAILURES = ("LLM 调用失败", "LLM 请求超时", "LLM 暂时不可用", "LLM 返回了空回复")  # llm_access/call_policy.py
 
 
@@ -209,6 +210,15 @@ def client_loop(base_url: str, mix: list[str], offset: int, queries: QueryCycle,
         while time.monotonic() < deadline:
             out.append(run_request(client, mix[step % len(mix)], queries.next()))
             step += 1
+
+
+def in_flight_loop(base_url: str, queries: QueryCycle, stop: threading.Event, timeout: float,
+                   out: list[Outcome]) -> None:
+    """Keep one agentic answer in flight until ``stop``: the scripted LLM writes its answers slowly (a sentence per
+    ``--in-flight-seconds``/20), as a long answer of a real model would; each question is new (no cache hit)."""
+    with httpx.Client(base_url=base_url, timeout=timeout) as client:
+        while not stop.is_set():
+            out.append(run_request(client, "agentic", f"{queries.next()}{IN_FLIGHT_MARK}{len(out)}"))
 
 
 def run_level(name: str, clients: int, seconds: float, base_url: str, mix: list[str], queries: QueryCycle,
@@ -379,19 +389,43 @@ Command: `{' '.join(['.venv/bin/python', 'benchmarks/load.py', *sys.argv[1:]])}`
 """
 
 
-def measure(args: argparse.Namespace, base_url: str, pid: int, queries: QueryCycle) -> tuple[Level, list[Level]]:
+def measure(args: argparse.Namespace, base_url: str, pid: int, queries: QueryCycle,
+            in_flight: list[Outcome]) -> tuple[Level, list[Level]]:
     mix = args.mix.split(",")
     levels_clients = [int(n) for n in args.clients.split(",")]
     sampler = RSSSampler(pid)
     sampler.start()
+    stop = threading.Event()
+    beside = threading.Thread(target=in_flight_loop, args=(base_url, queries, stop, args.timeout, in_flight))
+    if args.in_flight_seconds > 0:
+        beside.start()
     try:
         level = partial(run_level, base_url=base_url, mix=mix, queries=queries, sampler=sampler, timeout=args.timeout)
         warmup = level("warm-up", levels_clients[0], args.warmup)
         levels = [level(f"level {i}", clients, args.seconds) for i, clients in enumerate(levels_clients, start=1)]
         levels.append(level("repeat of level 1", levels_clients[0], args.seconds))
     finally:
+        stop.set()
+        if beside.is_alive():
+            beside.join()
         sampler.stop()
     return warmup, levels
+
+
+def in_flight_section(seconds: float, outcomes: list[Outcome]) -> str:
+    if not outcomes:
+        return ""
+    return f"""
+### One agentic answer in flight throughout
+
+Beside the levels, one more client kept an agentic answer in flight from the warm-up to the end: each of its
+questions was new, and the scripted LLM wrote each answer slowly, over about {seconds:.0f} s (as a long answer of a
+real model would), while the levels' requests went on. Its answers:
+
+| requests | count | req/s | p50 ms | p95 ms | max ms | errors | wrong content | cache hits |
+|---|---|---|---|---|---|---|---|---|
+{latency_row("agentic, slow answer", outcomes, sum(o.ms for o in outcomes) / 1000)}
+"""
 
 
 def main() -> None:
@@ -402,6 +436,8 @@ def main() -> None:
     parser.add_argument("--mix", default="retrieve,rag,agentic,retrieve,stream",
                         help=f"request kinds each client cycles through, of {', '.join(KINDS)}")
     parser.add_argument("--timeout", type=float, default=120.0, help="per-request timeout (seconds)")
+    parser.add_argument("--in-flight-seconds", type=float, default=15.0,
+                        help="keep one agentic answer of about this many seconds in flight throughout (0: none)")
     parser.add_argument("--out", default="benchmarks/reports/load.md")
     args = parser.parse_args()
     if unknown := set(args.mix.split(",")) - set(KINDS):
@@ -413,17 +449,22 @@ def main() -> None:
     data = Path(tempfile.mkdtemp()) / "data"
     with ScriptedOpenAIServer(default="好的") as llm:
         for match, reply in SCRIPTED_RULES.items():
+            if match == "严谨的中国法律咨询助手":  # before the quick answer: the in-flight questions' slow one
+                chunks = 20  # the scripted server streams 8 characters a chunk
+                slow = (SCRIPTED_ANSWER * (8 * chunks // len(SCRIPTED_ANSWER) + 1))[:8 * chunks]
+                llm.add_rule((match, IN_FLIGHT_MARK), slow, chunk_delay=args.in_flight_seconds / chunks)
             llm.add_rule(match, reply)
         env = server_env(data, E5_MODEL, llm.base_url)
         documents = index_default_law(env)
         with ServerProcess(env, log_path=data.parent / "server.log") as server:
             pid = server.process.pid if server.process else 0
             print(f"server up in {server.startup_seconds:.1f} s; log {server.log_path}", flush=True)
-            warmup, levels = measure(args, server.base_url, pid, queries)
+            in_flight: list[Outcome] = []
+            warmup, levels = measure(args, server.base_url, pid, queries, in_flight)
     meta = {"load_start": load_start, "load_end": " / ".join(f"{x:.2f}" for x in os.getloadavg()),
             "startup": f"{server.startup_seconds:.1f}", "documents": str(documents),
             "distinct": str(len(set(queries.queries))), "used": str(queries.used)}
-    report = render(args, meta, warmup, levels)
+    report = render(args, meta, warmup, levels) + in_flight_section(args.in_flight_seconds, in_flight)
     Path(args.out).write_text(report, encoding="utf-8")
     print(report)
 

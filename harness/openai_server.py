@@ -26,7 +26,11 @@ TOOL_PREFIX = "TOOL:"
 
 @dataclass
 class Rule:
-    match: str
+    match: str | tuple[str, ...]  # a tuple: every part must occur
+
+    def matches(self, text: str) -> bool:
+        return all(part in text for part in ((self.match,) if isinstance(self.match, str) else self.match))
+
     reply: str | list[str]
     status: int = 200
     delay: float = 0.0
@@ -50,7 +54,7 @@ class ScriptedOpenAIServer(LocalHTTPServer):
 
     def add_rule(
         self,
-        match: str,
+        match: str | tuple[str, ...],
         reply: str | list[str],
         status: int = 200,
         delay: float = 0.0,
@@ -58,15 +62,15 @@ class ScriptedOpenAIServer(LocalHTTPServer):
         chunk_delay: float = 0.0,
         finish_reason: str = "stop",
     ) -> None:
-        """Answer requests whose messages contain ``match`` (a list of replies is used in turn, the last one
-        repeating); ``top_logprobs`` are sent for the first token; a streamed reply waits ``chunk_delay`` seconds
+        """Answer requests whose messages contain ``match`` (every part of a tuple); a list of replies is used in
+        turn, the last one repeating; ``top_logprobs`` are sent for the first token; a streamed reply waits ``chunk_delay`` seconds
         between its 8-character chunks; ``finish_reason="length"`` plays a reply cut at ``max_tokens``."""
         self.rules.append(Rule(match, reply, status, delay, top_logprobs, chunk_delay, finish_reason))
 
     def _answer(self, body: dict[str, Any]) -> tuple[Rule, str]:
         text = json.dumps(body.get("messages", []), ensure_ascii=False)
         with self._lock:
-            rule = next((rule for rule in self.rules if rule.match in text), Rule("", self.default))
+            rule = next((rule for rule in self.rules if rule.matches(text)), Rule("", self.default))
             if isinstance(rule.reply, list):
                 reply = rule.reply.pop(0) if len(rule.reply) > 1 else rule.reply[0]
             else:
