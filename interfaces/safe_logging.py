@@ -46,4 +46,5 @@ def escape_markup_in_hayhooks_logs() -> None:
 
     log = hayhooks_logger.log
     log.remove()
-    log.add(sys.stderr, level=hayhooks_logger._log_level.upper(), format=safe_format)
+    level = getattr(hayhooks_logger, "_log_level", "INFO")  # what Hayhooks read from HAYHOOKS_LOG_LEVEL / LOG
+    log.add(sys.stderr, level=level.upper(), format=safe_format)
