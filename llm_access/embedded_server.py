@@ -208,7 +208,7 @@ def abort_shared_generation(base_url: str | None) -> bool:
         port = _shared.port
         logger.warning("Restarting the embedded LLM server on port {port} to stop a generation nobody waits for",
                        port=port)
-        _shared.stop(timeout=5)
+        _shared.stop(timeout=1)  # its graceful stop would wait for the very generation to finish
         try:
             _shared.start(port=port)
         except LLMServerError as error:
