@@ -1,9 +1,11 @@
 """The HTTP server: Hayhooks' app with this project's deployments (``serving/``), the web UI at ``/ui/``,
 bearer authentication when ``API_KEY`` is set, and a request-body limit.
 
-Every API route is Hayhooks' (``/status``, ``/{deployment}/run``, ``/v1/chat/completions``); the UI is static files
-that call those same routes. With ``API_KEY`` set, every route except ``/status`` and the static UI files (code, no
-data; the page asks for the key and sends it) needs ``Authorization: Bearer <key>``.
+The API routes are Hayhooks' (``/status``, ``/{deployment}/run``, ``/v1/chat/completions``) plus ``GET /index/jobs``
+(`interfaces.index_jobs_api`) and ``/docs`` served offline; the UI is static files that call those same routes. The
+deployments load after the server listens (`interfaces.startup`); a client that disconnects cancels its request's
+run (`interfaces.disconnects`). With ``API_KEY`` set, every route except ``/status``, ``/favicon.ico`` and the
+static UI files (code, no data; the page asks for the key and sends it) needs ``Authorization: Bearer <key>``.
 
 Usage::
 
