@@ -75,6 +75,12 @@ def http_errors() -> Iterator[None]:
         raise bad_request(f"内部错误（{error.component_name}），请稍后重试；详情见服务器日志", 500) from error
 
 
+def warnings_note(warnings: list[str]) -> str:
+    """The result's warnings as a note after the answer text, for OpenAI clients that read nothing but the text
+    (the REST result and the stream's ``rag_result`` event carry them as the ``warnings`` list)."""
+    return f"\n\n〔注意：{'；'.join(warnings)}〕" if warnings else ""
+
+
 def check_knowledge_base(name: Any) -> None:
     """A request's knowledge base: omitted (None: the default) or a name; an empty name is a mistake, not the
     default."""
@@ -222,7 +228,7 @@ class ChatAPI:
         if not body.get("stream"):
             result = await asyncio.to_thread(self.ask, query, **options)
             result.trace["condensed"] = condensed
-            return result.answer
+            return result.answer + warnings_note(result.warnings)
         return self._stream(query, condensed, options)
 
     async def _stream(self, query: str, condensed: dict, options: dict) -> AsyncGenerator[Any, None]:
@@ -277,6 +283,8 @@ class ChatAPI:
             result = outcome["result"]
             if tail := self.unsent_part(streamed, result.answer, result.unverified_citations):
                 yield tail
+            if note := warnings_note(result.warnings):
+                yield note
             result.trace["condensed"] = condensed
             yield PipelineEvent(type="rag_result", data=result.to_dict())
         finally:

@@ -375,8 +375,9 @@ async function pollJob(jobId) {
 // follow the job ``result`` (the answer of POST /index/run) until it ends, then show its results or its error and
 // refresh the knowledge-base list, selecting ``select`` when given (the conversation stays as it is)
 async function followIndexJob(result, select, progress, status) {
-  let job = result.results ? { ...result, status: "done" }  // a synchronous answer (wait=true)
-    : { ...result, progress: { done: 0, total: 0, phase: result.status || "queued" } };
+  // the POST's answer (queued, or done with its results after wait=true) or a job as GET /index/jobs gives it
+  let job = { progress: { done: 0, total: 0, phase: result.status || "queued" }, ...result };
+  job.status ||= result.results ? "done" : "queued";
   if (!job.results && !job.job_id) throw new Error("服务器没有返回索引任务");
   while (!JOB_ENDED.includes(job.status)) {
     showJobProgress(job, progress, status);
@@ -396,6 +397,22 @@ async function followIndexJob(result, select, progress, status) {
     status.textContent = `${what}：${job.error || "未知原因"}`;
   }
   await refreshKnowledgeBases(select);
+}
+
+// a page (re)loaded while an index job runs follows it again, in the upload panel (opened to show it)
+async function resumeIndexJob() {
+  let jobs;
+  try {
+    const response = await fetch("/index/jobs?limit=1", { headers: headers(false), cache: "no-store" });
+    if (!response.ok) return;  // no key yet, or a server without jobs: nothing to resume
+    ({ jobs } = await response.json());
+  } catch { return; }
+  const job = jobs?.[0];
+  if (!job || JOB_ENDED.includes(job.status)) return;
+  $("kb-panel").hidden = false;
+  $("upload-status").textContent = `正在索引到知识库“${job.knowledge_base}”…`;
+  try { await followIndexJob(job, job.knowledge_base, $("upload-progress"), $("upload-status")); }
+  catch (error) { $("upload-status").className = "status error"; $("upload-status").textContent = error.message; }
 }
 
 // POST the form with XMLHttpRequest (fetch cannot report upload progress); resolves with the status and the body
@@ -490,3 +507,4 @@ $("laws-form").addEventListener("submit", addLaws);
 $("key-form").addEventListener("submit", (e) => { e.preventDefault(); localStorage.setItem("apiKey", $("api-key").value.trim()); refreshKnowledgeBases(); });
 restoreConversation();
 refreshKnowledgeBases();
+resumeIndexJob();

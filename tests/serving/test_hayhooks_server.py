@@ -269,3 +269,20 @@ def test_api_docs_load_without_internet_and_the_log_survives_markup_in_queries(s
     log = Path(server["log"]).read_text(errors="replace")
     assert f"'query': '{marked}'" in log
     assert "Traceback" not in log
+
+
+def test_openai_clients_that_read_only_the_text_get_the_warnings_too(server):
+    """Issue 46, item 4: the chat reply is only text for a plain OpenAI client; the result's warnings follow the
+    answer as a note, streamed or not."""
+    client = openai.OpenAI(base_url=f"{server['base']}/v1", api_key="-", max_retries=0)
+    question = [{"role": "user", "content": f"{PIPL}规定处理个人信息需要同意吗"}]
+    reply = client.chat.completions.create(model="agentic_rag", messages=question,
+                                           extra_body={"mode": "rag", "as_of": "2015-01-01"})
+    text = reply.choices[0].message.content
+    assert "〔注意：" in text and "2015-01-01" in text and PIPL in text.split("〔注意：")[1]
+    stream = client.chat.completions.create(model="agentic_rag", messages=question, stream=True,
+                                            extra_body={"mode": "rag", "as_of": "2015-01-01"})
+    streamed = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert "〔注意：" in streamed and "2015-01-01" in streamed
+    plain = client.chat.completions.create(model="agentic_rag", messages=question, extra_body={"mode": "rag"})
+    assert "〔注意：" not in plain.choices[0].message.content

@@ -2,6 +2,7 @@
 LLM server. Screenshots of the main states go to test-artifacts/screenshots/ (git-ignored)."""
 
 import json
+import re
 import shutil
 import urllib.request
 from itertools import pairwise
@@ -260,6 +261,17 @@ def test_an_index_job_shows_its_progress_until_it_is_done(page):
     assert page.locator(".msg").count() == 2  # the conversation was not restored a second time
     assert not page.is_disabled("#upload-form button[type=submit]")
     shot(page, "index_job_done")
+
+
+def test_a_page_loaded_while_an_index_job_runs_follows_it(page):
+    running = job_state("running", 300, 4794, "indexing")[1]
+    page.route(re.compile(r".*/index/jobs\?limit=1$"), lambda route: route.fulfill(json={"jobs": [running]}))
+    stand_in_index_server(page, [job_state("running", 1200, 4794, "indexing"), job_state(
+        "done", 4794, 4794, "done", results=[{"source": "大文件.md", "action": "added", "count": 4794}])])
+    page.reload()
+    page.wait_for_selector("#upload-status:has-text('已添加')", timeout=15_000)
+    assert page.is_visible("#kb-panel")
+    assert page.inner_text("#upload-status") == "已嵌入 4794 / 4794 条，完成。\n已添加 4794 条：大文件.md"
 
 
 def test_a_failed_or_unknown_index_job_is_shown_as_an_error(page):
