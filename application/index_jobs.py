@@ -4,9 +4,11 @@ An upload of a few thousand articles takes minutes on 2 cores: longer than any c
 request. `IndexJobs.submit` checks the request (the laws exist, the files are UTF-8 .txt/.md) and returns a job at
 once; a worker thread indexes it, reporting the articles written so far. Each job's state is a JSON file in
 ``<DATA_DIR>/index_jobs/``, replaced atomically (written beside, fsync'd, renamed), so a killed server leaves every
-job readable. A job that was queued or running when the server stopped is marked ``interrupted`` at the next start:
-its sources stay marked incomplete in the knowledge base's manifest (searches say so), and indexing the same laws or
-files again resumes them.
+job readable; its request (law names, uploaded files) is kept beside it until the job ends. A job that was queued or
+running when the server stopped is queued again at the next start and resumes where the store's manifest says it
+stopped; one interrupted a second time is marked ``interrupted`` (a crash it causes does not repeat at every start):
+its sources stay marked incomplete in the knowledge base (searches say so), and indexing the same laws or files
+again resumes them.
 
 Usage::
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import threading
 import time
 import uuid
@@ -39,6 +42,7 @@ QUEUED, RUNNING, DONE, FAILED, INTERRUPTED = "queued", "running", "done", "faile
 ENDED = (DONE, FAILED, INTERRUPTED)
 SAVE_EVERY_SECONDS = 0.5  # progress is written at most this often
 KEEP_JOBS = 200  # job files kept; older ended ones are removed
+MAX_RESUMES = 1  # times a job interrupted by a server stop is resumed at the next start
 
 
 class UnknownJobError(KeyError):
@@ -59,6 +63,7 @@ class IndexJob:
     progress: dict[str, Any] = field(default_factory=lambda: {"done": 0, "total": 0, "phase": "queued"})
     results: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    resumed: int = 0  # times it was resumed after a server stop
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
 
@@ -83,20 +88,44 @@ class IndexJobs:
         self._load()
 
     def _load(self) -> None:
-        """Read the jobs on disk; one that never ended was interrupted by a stop of the server."""
+        """Read the jobs on disk; one that never ended was stopped with the server: queued again if its request
+        was kept and it was not resumed before, else `INTERRUPTED`."""
         for path in sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime):
             try:
                 job = IndexJob(**json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError, TypeError) as error:
                 logger.warning("Unreadable index job file {path}: {error}", path=str(path), error=str(error))
                 continue
-            if job.status not in ENDED:
-                job.status, job.progress["phase"] = INTERRUPTED, INTERRUPTED
-                job.error = ("the server stopped before this job ended; its sources are marked incomplete: index "
-                             "the same laws or files again to resume them")
-                self._save(job)
-                logger.warning("Index job {job_id} was interrupted by a server stop", job_id=job.job_id)
             self._jobs[job.job_id] = job
+            if job.status not in ENDED:
+                self._resume(job)
+        for folder in self.folder.glob("*.request"):  # a request whose job ended, or was never saved
+            job_id = folder.name.removesuffix(".request")
+            if job_id not in self._jobs or self._jobs[job_id].status in ENDED:
+                self._forget_request(job_id)
+
+    def _resume(self, job: IndexJob) -> None:
+        request = self._request(job.job_id)
+        if request is None or job.resumed >= MAX_RESUMES:
+            job.status, job.progress["phase"] = INTERRUPTED, INTERRUPTED
+            job.error = ("the server stopped before this job ended" + (" again, after it had been resumed"
+                         if job.resumed else "") + "; its sources are marked incomplete: index the same laws or "
+                         "files again to resume them")
+            self._save(job)
+            self._forget_request(job.job_id)
+            logger.warning("Index job {job_id} was interrupted by a server stop", job_id=job.job_id)
+            return
+        try:
+            sources = self.service.sources(*request)
+        except ValueError as error:  # the statute database no longer has a law, say
+            job.status, job.error = FAILED, " ".join(str(error).split())[:500]
+            self._save(job)
+            self._forget_request(job.job_id)
+            return
+        job.status, job.resumed, job.progress = QUEUED, job.resumed + 1, {"done": 0, "total": 0, "phase": QUEUED}
+        self._save(job)
+        self._enqueue(job, sources)
+        logger.warning("Index job {job_id} was stopped with the server; resuming it", job_id=job.job_id)
 
     def submit(self, knowledge_base: str, laws: list[str] | None = None,
                files: list[tuple[str, bytes]] | None = None) -> IndexJob:
@@ -104,17 +133,47 @@ class IndexJobs:
         sources = self.service.sources(laws, files)
         name = self.service.checked_name(knowledge_base)
         job = IndexJob(job_id=uuid.uuid4().hex[:16], knowledge_base=name, sources=[s.name for s in sources])
+        self._keep_request(job.job_id, laws or [], files or [])
         with self._lock:
             self._jobs[job.job_id] = job
             self._save(job)
             self._prune()
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._work, daemon=True, name="index-jobs")
-                self._worker.start()
-        self._queue.put((job, sources))
+            queued = IndexJob(**asdict(job))  # as submitted: the worker may start it before this returns
+        self._enqueue(job, sources)
         logger.info("Index job {job_id} queued: {count} source(s) into {kb}", job_id=job.job_id,
                     count=len(sources), kb=name)
-        return job
+        return queued
+
+    def _enqueue(self, job: IndexJob, sources: list[Source]) -> None:
+        if self._worker is None or not self._worker.is_alive():
+            self._worker = threading.Thread(target=self._work, daemon=True, name="index-jobs")
+            self._worker.start()
+        self._queue.put((job, sources))
+
+    def _request_dir(self, job_id: str) -> Path:
+        return self.folder / f"{job_id}.request"
+
+    def _keep_request(self, job_id: str, laws: list[str], files: list[tuple[str, bytes]]) -> None:
+        """Write the request beside the job (fsync'd) so that a job stopped with the server can be resumed."""
+        folder = self._request_dir(job_id)
+        folder.mkdir()
+        for number, (_, data) in enumerate(files):
+            _write_synced(folder / f"{number}.bin", data)
+        names = {"laws": laws, "files": [name for name, _ in files]}
+        _write_synced(folder / "request.json", json.dumps(names, ensure_ascii=False).encode())
+
+    def _request(self, job_id: str) -> tuple[list[str], list[tuple[str, bytes]]] | None:
+        """The kept request of a job (its laws and files), or None when it is gone or incomplete."""
+        folder = self._request_dir(job_id)
+        try:
+            names = json.loads((folder / "request.json").read_text(encoding="utf-8"))
+            files = [(name, (folder / f"{number}.bin").read_bytes()) for number, name in enumerate(names["files"])]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return list(names["laws"]), files
+
+    def _forget_request(self, job_id: str) -> None:
+        shutil.rmtree(self._request_dir(job_id), ignore_errors=True)
 
     def get(self, job_id: str) -> IndexJob:
         with self._lock:
@@ -171,6 +230,7 @@ class IndexJobs:
                 setattr(job, key, value)
             job.progress["phase"] = job.status
             self._save(job)
+            self._forget_request(job.job_id)
             self._ended.notify_all()
         logger.info("Index job {job_id} {status}", job_id=job.job_id, status=job.status)
 
@@ -179,10 +239,7 @@ class IndexJobs:
         job.updated_at = time.time()
         path = self.folder / f"{job.job_id}.json"
         temporary = path.with_suffix(".tmp")
-        with temporary.open("w", encoding="utf-8") as out:
-            json.dump(job.to_dict(), out, ensure_ascii=False)
-            out.flush()
-            os.fsync(out.fileno())
+        _write_synced(temporary, json.dumps(job.to_dict(), ensure_ascii=False).encode())
         temporary.replace(path)
 
     def _prune(self) -> None:
@@ -190,6 +247,13 @@ class IndexJobs:
         for job in ended[:max(0, len(self._jobs) - KEEP_JOBS)]:
             (self.folder / f"{job.job_id}.json").unlink(missing_ok=True)
             del self._jobs[job.job_id]
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with path.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 

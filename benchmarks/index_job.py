@@ -2,7 +2,7 @@
 
 Starts the real server (scripted LLM, a temporary store holding the default law), uploads a generated file of about
 ``--megabytes`` MB (articles of about 1 KB), times the answer, then reads ``GET /index/jobs/{id}`` once a second for
-``--watch`` seconds, then stops the server with SIGTERM and starts it again to read the job's state.
+``--watch`` seconds, then stops the server with SIGTERM and starts it again to read the job's state (it resumes).
 
     .venv/bin/python benchmarks/index_job.py [--megabytes 5] [--watch 60] [--out benchmarks/reports/index_job.md]
 """
@@ -92,7 +92,7 @@ Command: `.venv/bin/python benchmarks/index_job.py --megabytes {args.megabytes:g
 | first articles written | {f"{first:.1f} s" if first is not None else "not within the watch"} after the upload |
 | articles written per second while watched | {rate:.1f} |
 | state when the server was stopped | {stopped_with["status"]}, {stopped_with["progress"]["done"]} / {stopped_with["progress"]["total"]} |
-| state read after the restart | {after["status"]}: {after["error"]} |
+| state read after the restart | {after["status"]} (resumed {after["resumed"]} time(s)), {after["progress"]["done"]} / {after["progress"]["total"]}{f": {after['error']}" if after["error"] else ""} |
 
 Progress read (seconds after the upload):
 

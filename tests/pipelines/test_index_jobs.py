@@ -81,3 +81,30 @@ def test_jobs_a_stopped_server_left_unfinished_are_interrupted_at_the_next_start
     assert "again to resume" in jobs.get("runs").error and jobs.get("runs").progress["done"] == 64
     assert jobs.get("ended").status == DONE and jobs.get("ended").error is None
     assert json.loads((folder / "runs.json").read_text(encoding="utf-8"))["status"] == INTERRUPTED
+
+
+def test_a_job_stopped_with_the_server_is_resumed_once_from_its_kept_request(settings, llm, tmp_path):
+    """Nothing is lost when the server stops during a job: its request (the uploaded bytes) is kept beside it, the
+    next start queues it again, and it finishes; a job stopped a second time is not resumed again (a crash it causes
+    would otherwise repeat at every start)."""
+    service = RAGService(settings)
+    try:
+        folder = tmp_path / "jobs"
+        first = IndexJobs(service, folder)
+        job = first.wait(first.submit("rules", files=rules(3)).job_id, timeout=120)
+        assert job.status == DONE and not (folder / f"{job.job_id}.request").exists()  # forgotten once ended
+        stopped = job.to_dict() | {"job_id": "stopped", "status": "running", "results": [], "resumed": 0}
+        (folder / "stopped.json").write_text(json.dumps(stopped), encoding="utf-8")
+        first._keep_request("stopped", [], rules(5))
+        twice = stopped | {"job_id": "twice", "resumed": 1}
+        (folder / "twice.json").write_text(json.dumps(twice), encoding="utf-8")
+        first._keep_request("twice", [], rules(5))
+        (folder / "orphan.request").mkdir()  # a request whose job file was never written
+        again = IndexJobs(service, folder)
+        resumed = again.wait("stopped", timeout=120)
+        assert resumed.status == DONE and resumed.resumed == 1
+        assert resumed.results == [{"source": "file:规章.md", "action": "replaced", "count": 5}]
+        assert again.get("twice").status == INTERRUPTED and "after it had been resumed" in again.get("twice").error
+        assert sorted(p.name for p in folder.iterdir()) == sorted(f"{j}.json" for j in (job.job_id, "stopped", "twice"))
+    finally:
+        service.close()
