@@ -118,7 +118,7 @@ class IndexJobs:
         try:
             sources = self.service.sources(*request)
         except ValueError as error:  # the statute database no longer has a law, say
-            job.status, job.error = FAILED, " ".join(str(error).split())[:500]
+            job.status, job.error = FAILED, reason(error)
             self._save(job)
             self._forget_request(job.job_id)
             return
@@ -222,7 +222,7 @@ class IndexJobs:
             results = self.service.index_sources(job.knowledge_base, sources, on_progress=on_progress)
         except Exception as error:
             logger.exception("Index job {job_id} failed", job_id=job.job_id)
-            final = {"status": FAILED, "error": " ".join(str(error).split())[:500] or type(error).__name__}
+            final = {"status": FAILED, "error": reason(error)}
         else:
             final = {"status": DONE, "results": results}
         with self._ended:
@@ -247,6 +247,11 @@ class IndexJobs:
         for job in ended[:max(0, len(self._jobs) - KEEP_JOBS)]:
             (self.folder / f"{job.job_id}.json").unlink(missing_ok=True)
             del self._jobs[job.job_id]
+
+
+def reason(error: BaseException) -> str:
+    """A failed job's error: the exception's message on one line (its type when it has none)."""
+    return " ".join(str(error).split())[:500] or type(error).__name__
 
 
 def _write_synced(path: Path, data: bytes) -> None:
