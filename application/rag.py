@@ -32,7 +32,7 @@ from helpers.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
 from helpers.result import RAGResult
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
 from pipelines.knowledge_base_warnings import as_of_warnings, knowledge_base_warnings
-from pipelines.retrieval import build_retrieval_pipeline, has_reranker, retrieve
+from pipelines.retrieval import build_retrieval_pipeline, depth_inputs, has_reranker, retrieve
 from pipelines.stores import open_document_store
 
 CACHE_SIZE = 256
@@ -52,8 +52,7 @@ def pipeline_inputs(
 ) -> dict[str, dict[str, Any]]:
     """The run() data of a query pipeline built by `build_agentic_pipeline` / `build_rag_pipeline`."""
     data: dict[str, dict[str, Any]] = {path: {"filters": filters} for path in RETRIEVAL_PATHS}
-    if top_k:
-        data["joiner"] = {"top_k": top_k}
+    data.update(depth_inputs(pipeline, top_k))
     data["answer"] = {"streaming_callback": streaming_callback}
     if mode == "agentic":
         data["router"] = {"query": query}
@@ -62,7 +61,7 @@ def pipeline_inputs(
             data[path]["queries"] = [query]
         data["selector"] = {"query": query}
         if has_reranker(pipeline):
-            data[RERANKER] = {"query": query}
+            data.setdefault(RERANKER, {})["query"] = query
     return data
 
 

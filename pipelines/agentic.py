@@ -84,7 +84,7 @@ def build_agentic_pipeline(document_store: AnyStore, settings: Settings, top_k: 
     pipeline.add_component("query_joiner", BranchJoiner(str))
     pipeline.add_component("rewriter", QueryRewriter(rewrite_first_round=settings.rewrite_first_round,
                                                         long_question_chars=settings.long_question_chars))
-    add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings))
+    add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings, top_k))
     pipeline.add_component("judge", make_judge(settings, require_model=require_models))
     pipeline.add_component("tracker", RoundTracker())
     pipeline.add_component("loop", ConditionalRouter(routes=loop_routes(settings.max_rounds)))
@@ -124,7 +124,7 @@ def build_agentic_pipeline(document_store: AnyStore, settings: Settings, top_k: 
 def build_rag_pipeline(document_store: AnyStore, settings: Settings, top_k: int = 10) -> Pipeline:
     """The baseline: one retrieval of the original query, no judge, straight to the answer."""
     pipeline = Pipeline()
-    add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings))
+    add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings, top_k))
     add_answer_stage(pipeline)
     for receiver in ("selector", "finalizer"):
         pipeline.connect(f"{evidence_output(pipeline)}.documents", f"{receiver}.documents")

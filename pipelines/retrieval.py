@@ -1,7 +1,9 @@
 """The retrieval sub-pipeline: queries → exact-citation lookup, BM25 and/or dense per query → RRF → reranker.
 
 The pipeline takes a list of queries from the start (the original first, then rewrites); every path retrieves
-for every query and `RRFJoiner` fuses all rankings, deduplicated by article key.
+for every query and `RRFJoiner` fuses all rankings, deduplicated by article key. With a reranker the joiner hands
+it the fused top ``RERANK_POOL`` (default 50) and the reranker keeps ``top_k``: a reranker that saw only the
+``top_k`` it returns could reorder them but never bring in the gold ranked just below the cut.
 
 Usage::
 
@@ -33,18 +35,18 @@ CANDIDATES_PER_PATH = 100  # research/fusion_study.py: depth 100 keeps R@10 and 
 PATH_WEIGHTS = {"citation": 100.0}
 
 
-def make_reranker(settings: Settings) -> Any:
-    """The configured reranker component, or None for ``RERANKER=none``."""
+def make_reranker(settings: Settings, top_k: int = 10) -> Any:
+    """The configured reranker component, keeping ``top_k`` of the pool it reorders, or None for ``RERANKER=none``."""
     if settings.reranker not in RERANKERS:
         raise ValueError(f"RERANKER must be one of {RERANKERS}, got {settings.reranker!r}")
     if settings.reranker == "llm":
-        return LLMRelevanceRanker(top_n=settings.rerank_top_n)
+        return LLMRelevanceRanker(top_n=settings.rerank_top_n, top_k=top_k)
     if settings.reranker == "evaluator":
-        return EvaluatorRanker(model=settings.evaluator_model, top_n=max(settings.rerank_top_n, 20))
+        return EvaluatorRanker(model=settings.evaluator_model, top_n=max(settings.rerank_top_n, 20), top_k=top_k)
     if settings.reranker == "cross-encoder":  # imported here: it brings torch, which nothing else served needs
         from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
 
-        return SentenceTransformersSimilarityRanker(model=settings.reranker_model, top_k=100,
+        return SentenceTransformersSimilarityRanker(model=settings.reranker_model, top_k=top_k,
                                                     meta_fields_to_embed=["law"])
     return None
 
@@ -61,8 +63,9 @@ def add_retrieval(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     candidates = max(CANDIDATES_PER_PATH, top_k)
+    fused = max(top_k, settings.rerank_pool) if reranker is not None else top_k
     pipeline.add_component(RetrievalPath.CITATION.value, CitationLookup(document_store=document_store))
-    pipeline.add_component("joiner", RRFJoiner(top_k=top_k, path_weights={**PATH_WEIGHTS, "bm25": settings.bm25_weight},
+    pipeline.add_component("joiner", RRFJoiner(top_k=fused, path_weights={**PATH_WEIGHTS, "bm25": settings.bm25_weight},
                                                primary_weight=settings.question_weight))
     pipeline.connect(f"{RetrievalPath.CITATION}.rankings", "joiner.rankings")
     if mode in ("bm25", "hybrid"):
@@ -76,6 +79,7 @@ def add_retrieval(
     if reranker is not None:
         pipeline.add_component(RERANKER, reranker)
         pipeline.connect("joiner.documents", f"{RERANKER}.documents")
+        pipeline.metadata["top_k"] = top_k  # what the reranker keeps when a run does not say
 
 
 def has_reranker(pipeline: Pipeline) -> bool:
@@ -95,11 +99,22 @@ def build_retrieval_pipeline(document_store: AnyStore, settings: Settings, **opt
     return pipeline
 
 
+def depth_inputs(pipeline: Pipeline, top_k: int | None) -> dict[str, dict[str, Any]]:
+    """``pipeline.run`` data that sets how many articles a query returns: the joiner's cut, or with a reranker the
+    reranker's, the joiner then fusing the larger of ``top_k`` and its pool (``RERANK_POOL``)."""
+    if not has_reranker(pipeline):
+        return {"joiner": {"top_k": top_k}} if top_k else {}
+    top_k = top_k or pipeline.metadata.get("top_k")
+    pool = pipeline.get_component("joiner").top_k
+    return {"joiner": {"top_k": max(top_k or pool, pool)}, RERANKER: {"top_k": top_k}}
+
+
 def retrieval_inputs(
     pipeline: Pipeline, queries: list[str], top_k: int | None = None, filters: dict[str, Any] | None = None
 ) -> dict[str, dict[str, Any]]:
     """``pipeline.run`` data for the retrieval components; ``queries[0]`` is the question the joiner favours."""
-    data: dict[str, dict[str, Any]] = {"joiner": {"top_k": top_k, "primary_query": queries[0] if queries else None}}
+    data: dict[str, dict[str, Any]] = depth_inputs(pipeline, top_k)
+    data.setdefault("joiner", {})["primary_query"] = queries[0] if queries else None
     for path in RETRIEVAL_PATHS:
         if path in pipeline.graph.nodes:
             data[path] = {"queries": queries, "filters": filters}
@@ -112,5 +127,5 @@ def retrieve(
     """Run a pipeline built by `build_retrieval_pipeline` for a list of queries (the original first)."""
     data = retrieval_inputs(pipeline, queries, top_k, filters)
     if has_reranker(pipeline):
-        data[RERANKER] = {"query": queries[0]}
+        data.setdefault(RERANKER, {})["query"] = queries[0]
     return pipeline.run(data)[evidence_output(pipeline)]["documents"]

@@ -22,13 +22,17 @@ from components.evaluators.relevance_evaluator import RelevanceEvaluator, sigmoi
 
 @component
 class EvaluatorRanker:
-    """:param model: a trained evaluator folder. :param top_n: candidates reordered (the rest follow unchanged)."""
+    """:param model: a trained evaluator folder. :param top_n: candidates reordered (the rest follow unchanged).
+    :param top_k: documents returned (``None``: all)."""
 
-    def __init__(self, model: str, top_n: int = 20) -> None:
+    def __init__(self, model: str, top_n: int = 20, top_k: int | None = None) -> None:
         if top_n < 1:
             raise ValueError(f"top_n must be >= 1, got {top_n}")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
         self.model = model
         self.top_n = top_n
+        self.top_k = top_k
         self._evaluator = RelevanceEvaluator(model=model, top_n=top_n)
 
     def warm_up(self) -> None:
@@ -40,4 +44,5 @@ class EvaluatorRanker:
         logits = self._evaluator.passage_logits(query, head)
         scored = [replace(doc, score=sigmoid(x)) for doc, x in zip(head, logits, strict=True)]
         ranked = sorted(scored, key=lambda d: -(d.score or 0.0)) + tail
+        top_k = top_k or self.top_k
         return {"documents": ranked[:top_k] if top_k else ranked}

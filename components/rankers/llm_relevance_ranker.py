@@ -73,9 +73,10 @@ class LLMRelevanceRanker(LLMComponent):
     :param top_n: how many of the incoming documents are scored (one LLM call each).
     :param max_chars: characters of each passage shown to the LLM.
     :param max_workers: concurrent LLM calls (a local llama.cpp server serves them one by one anyway).
+    :param top_k: documents returned (``None``: all).
     """
 
-    _params = ("top_n", "max_chars", "max_workers")
+    _params = ("top_n", "max_chars", "max_workers", "top_k")
 
     def __init__(
         self,
@@ -83,13 +84,17 @@ class LLMRelevanceRanker(LLMComponent):
         top_n: int = 10,
         max_chars: int = 400,
         max_workers: int = 4,
+        top_k: int | None = None,
     ) -> None:
         if top_n < 1:
             raise ValueError(f"top_n must be >= 1, got {top_n}")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
         LLMComponent.__init__(self, chat_generator, role="main")  # @component re-creates the class: no super()
         self.top_n = top_n
         self.max_chars = max_chars
         self.max_workers = max_workers
+        self.top_k = top_k
         _silence_expected_truncation()
 
     def _score(self, query: str, doc: Document) -> float:
@@ -109,13 +114,15 @@ class LLMRelevanceRanker(LLMComponent):
         return yes_probability(call.reply)
 
     @component.output_types(documents=list[Document])
-    def run(self, query: str, documents: list[Document], top_n: int | None = None) -> dict[str, list[Document]]:
-        """Score the head of ``documents``; ties and failed calls keep the incoming order."""
+    def run(self, query: str, documents: list[Document], top_n: int | None = None,
+            top_k: int | None = None) -> dict[str, list[Document]]:
+        """Score the head of ``documents``; ties and failed calls keep the incoming order; ``top_k`` returned."""
         if self.chat_generator is None:
             self.warm_up()
         head, tail = documents[: top_n or self.top_n], documents[top_n or self.top_n :]
         with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
             scores = list(pool.map(lambda d: self._score(query, d), head))
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-        ranked = [replace(head[i], meta={**head[i].meta, "llm_relevance": scores[i]}) for i in order]
-        return {"documents": ranked + tail}
+        ranked = [replace(head[i], meta={**head[i].meta, "llm_relevance": scores[i]}) for i in order] + tail
+        top_k = top_k or self.top_k
+        return {"documents": ranked[:top_k] if top_k else ranked}

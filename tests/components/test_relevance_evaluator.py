@@ -103,7 +103,13 @@ def test_evaluator_ranker_reorders_the_head_and_keeps_the_tail(tiny_evaluator):
     assert [d.meta["key"] for d in ranked] == ["strong", "weak", "tail"]
     assert ranked[0].score > ranked[1].score and ranked[2].score is None
     data = component_to_dict(ranker, "reranker")
-    assert data["init_parameters"] == {"model": str(tiny_evaluator), "top_n": 2}
+    assert data["init_parameters"] == {"model": str(tiny_evaluator), "top_n": 2, "top_k": None}
     assert component_to_dict(component_from_dict(EvaluatorRanker, data, "reranker"), "reranker") == data
     assert [d.meta["key"] for d in ranker.run(query="同意", documents=[weak, strong, tail], top_k=1)["documents"]] \
         == ["strong"]
+    with pytest.raises(ValueError, match="top_k"):
+        EvaluatorRanker(model="m", top_k=0)
+    kept = EvaluatorRanker(model=str(tiny_evaluator), top_n=2, top_k=2)  # the pipeline's cut, set at build time
+    kept.warm_up()
+    assert [d.meta["key"] for d in kept.run(query="同意", documents=[weak, strong, tail])["documents"]] \
+        == ["strong", "weak"]

@@ -267,6 +267,21 @@ def test_llm_reranker_keeps_order_when_the_llm_fails():
     assert [d.content for d in out] == ["甲", "乙", "丙"]
 
 
+def test_the_reranker_reads_the_pool_below_top_k(fixture_store, settings):
+    """A reranker handed only the top_k it returns could never bring up an article ranked just below the cut."""
+    fused = retrieve(build_retrieval_pipeline(fixture_store, settings, mode="bm25", top_k=50), ["个人信息同意"])
+    wanted = fused[-1].content  # the fused pool's last article
+    with ScriptedOpenAIServer(default="否") as server:
+        server.add_rule(wanted[:8], "是", top_logprobs=[("是", -0.05), ("否", -3.0)])
+        generator = OpenAIChatGenerator(api_key=Secret.from_token("sk-test"), model="m", api_base_url=server.base_url)
+        ranker = LLMRelevanceRanker(chat_generator=generator, top_n=20, max_workers=1)
+        pipeline = build_retrieval_pipeline(fixture_store, settings, mode="bm25", top_k=1, reranker=ranker)
+        assert [d.content for d in retrieve(pipeline, ["个人信息同意"])] == [wanted]
+        assert len(server.requests) == len(fused)
+        two = retrieve(pipeline, ["个人信息同意"], top_k=2)  # a run's top_k is the reranker's cut
+    assert len(two) == 2 and two[0].content == wanted
+
+
 def test_cross_encoder_wiring_with_a_tiny_model(fixture_store, settings, tmp_path):
     from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -283,11 +298,12 @@ def test_cross_encoder_wiring_with_a_tiny_model(fixture_store, settings, tmp_pat
     fast.save_pretrained(tmp_path / "tiny-ce")
 
     ranker = SentenceTransformersSimilarityRanker(model=str(tmp_path / "tiny-ce"), top_k=10)
-    pipeline = build_retrieval_pipeline(fixture_store, settings, mode="bm25", top_k=5, reranker=ranker)
+    pipeline = build_retrieval_pipeline(fixture_store, settings, mode="bm25", top_k=3, reranker=ranker)
     pipeline.warm_up()
     docs = retrieve(pipeline, ["个人信息同意"])
-    fused = retrieve(build_retrieval_pipeline(fixture_store, settings, mode="bm25", top_k=5), ["个人信息同意"])
-    assert sorted(keys(docs)) == sorted(keys(fused))  # same candidates, now ordered by the cross-encoder
+    pool = retrieve(build_retrieval_pipeline(fixture_store, settings, mode="bm25", top_k=50), ["个人信息同意"])
+    assert len(docs) == 3 and len(pool) > 3  # the pipeline's top_k, chosen from the whole pool
+    assert set(keys(docs)) <= set(keys(pool))
     scores = [d.score for d in docs]
     assert scores == sorted(scores, reverse=True)
 
