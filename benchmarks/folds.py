@@ -16,6 +16,7 @@ Usage::
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 
 from benchmarks.metrics import load_queries
@@ -31,17 +32,30 @@ def fold_assignment(n: int, folds: int = FOLDS) -> dict[int, int]:
     return {i: k % folds for k, i in enumerate(random.Random(0).sample(range(n), n))}
 
 
+def grouped_fold_assignment(groups: list[str], folds: int = FOLDS) -> list[int]:
+    """Item → fold, keeping each group (e.g. the document an out-of-corpus question cites) in one fold: the largest
+    groups first, each into the fold holding the fewest items so far."""
+    sizes = Counter(groups)
+    load = [0] * folds
+    fold_of: dict[str, int] = {}
+    for group, size in sorted(sizes.items(), key=lambda t: (-t[1], t[0])):
+        fold_of[group] = min(range(folds), key=lambda k: (load[k], k))
+        load[fold_of[group]] += size
+    return [fold_of[g] for g in groups]
+
+
 def stard_pairs(path: str | Path = DEFAULT_PAIRS) -> list[Pair]:
     return [Pair(q["query"], tuple(q["gold"]), str(q["qid"])) for q in load_queries(str(path))]
 
 
 def fold_models(settings: Settings, pairs: list[Pair], fold: int, folds: int = FOLDS, adapt: bool = True,
-                progress: bool = True) -> TrainResult:
+                progress: bool = True, extra: list[Pair] = ()) -> TrainResult:
     """The models trained on every fold but ``fold`` (trained once, then reused from the model cache);
-    ``adapt=False``: the evaluator alone, on all those questions, over the base embedder."""
+    ``adapt=False``: the evaluator alone, on all those questions, over the base embedder. ``extra`` pairs (already
+    outside ``fold``, e.g. out-of-corpus questions with no gold) are added to the training."""
     fold_of = fold_assignment(len(pairs), folds)
-    return train_models(settings, pairs=[p for i, p in enumerate(pairs) if fold_of[i] != fold], adapt=adapt,
-                        progress=progress, install_links=False)
+    return train_models(settings, pairs=[p for i, p in enumerate(pairs) if fold_of[i] != fold] + list(extra),
+                        adapt=adapt, progress=progress, install_links=False)
 
 
 def fold_questions(pairs: list[Pair], fold: int, folds: int = FOLDS) -> list[int]:

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from benchmarks.folds import fold_models, fold_questions, stard_pairs
+from benchmarks.folds import fold_models, fold_questions, grouped_fold_assignment, stard_pairs
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import CRIMINAL_LAW, DEFAULT_QUERIES
@@ -45,6 +45,9 @@ from provisioning.train import corpus_settings
 from provisioning.training_pairs import Pair
 
 CACHE = Path(__file__).resolve().parent / "cache"
+OUT_OF_CORPUS_QUERIES = DEFAULT_QUERIES.parent / "stard_train_out_of_corpus.jsonl"
+IN_CORPUS, OUT_OF_CORPUS = "in corpus", "out of corpus"
+LONG_QUESTION = 30  # characters: STARD's long questions are real people's wording (issue 48)
 CANDIDATES = 20
 
 
@@ -67,30 +70,66 @@ def expected_calibration_error(probabilities: list[float], labels: list[int], bi
     return error
 
 
-def cross_validate(settings, pairs: list[Pair], folds: int, adapt: bool, out: Path) -> list[dict]:
+def cross_validate(settings, pairs: list[Pair], folds: int, adapt: bool, out: Path,
+                   outside: list[Pair] = (), outside_folds: list[int] = (), train_outside: bool = False) -> list[dict]:
     """Out-of-fold rows: per question its fold, the top-20 keys, labels, passage logits and evidence probability,
-    each from the fold models (`benchmarks.folds`) that never saw the question, searched through that fold's store."""
+    each from the fold models (`benchmarks.folds`) that never saw the question, searched through that fold's store.
+    ``outside`` (questions the corpus cannot answer) are judged by the models of their fold in ``outside_folds``;
+    with ``train_outside`` the other folds' ones are negatives in the evaluator's training."""
     rows = []
     for fold in range(folds):
-        trained = fold_models(settings, pairs, fold, folds, adapt=adapt)
+        extra = [p for p, k in zip(outside, outside_folds, strict=True) if k != fold] if train_outside else []
+        trained = fold_models(settings, pairs, fold, folds, adapt=adapt, extra=extra)
         store, pipeline = bench_retrieval(corpus_settings(trained.settings), top_k=CANDIDATES)
         evaluator = RelevanceEvaluator(model=str(trained.model), top_n=settings.judge_top_n)
         evaluator.warm_up()
         embedder = trained.trained.get("embedder") or {}
-        for i in fold_questions(pairs, fold, folds):
-            documents = retrieve(pipeline, [pairs[i].query], top_k=CANDIDATES)
+        judged = [(pairs[i], IN_CORPUS) for i in fold_questions(pairs, fold, folds)]
+        judged += [(pair, OUT_OF_CORPUS) for pair, k in zip(outside, outside_folds, strict=True) if k == fold]
+        for pair, kind in judged:
+            documents = retrieve(pipeline, [pair.query], top_k=CANDIDATES)
             t = time.perf_counter()
-            evaluation = evaluator.run(query=pairs[i].query, documents=documents)["evaluation"]
+            evaluation = evaluator.run(query=pair.query, documents=documents)["evaluation"]
             judge_seconds = time.perf_counter() - t
-            rows.append({"qid": pairs[i].qid, "fold": fold, "keys": [d.meta["key"] for d in documents],
-                         "gold": list(pairs[i].gold),
-                         "labels": [int(d.meta["key"] in pairs[i].gold) for d in documents],
-                         "logits": evaluator.passage_logits(pairs[i].query, documents),
+            rows.append({"qid": pair.qid, "fold": fold, "kind": kind, "chars": len(pair.query),
+                         "keys": [d.meta["key"] for d in documents], "gold": list(pair.gold),
+                         "labels": [int(d.meta["key"] in pair.gold) for d in documents],
+                         "logits": evaluator.passage_logits(pair.query, documents),
                          "probability": evaluation["probability"], "threshold": evaluation["threshold"],
                          "judge_seconds": judge_seconds, "train_seconds": embedder.get("train_seconds", 0.0)})
         store.close()
     out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
     return rows
+
+
+def slice_metrics(rows: list[dict], judged: int) -> dict[str, float]:
+    """What the judge does on a slice of questions: good share, pass rate, AUC, ECE (no retrieval metrics, so that
+    out-of-corpus questions, which have no gold, can be a slice)."""
+    good = [int(any(r["labels"][:judged])) for r in rows]
+    probs = [r["probability"] for r in rows]
+    return {"questions": len(rows), "good": sum(good) / len(rows),
+            "pass_rate": sum(p >= r["threshold"] for p, r in zip(probs, rows, strict=True)) / len(rows),
+            "auc": auc([p for p, g in zip(probs, good, strict=True) if g],
+                       [p for p, g in zip(probs, good, strict=True) if not g]),
+            "ece": expected_calibration_error(probs, good)}
+
+
+def slices_table(rows: list[dict], judged: int) -> str:
+    """Short, long, 刑法 and out-of-corpus questions side by side (issue 48: no slice hides behind the mean)."""
+    inside = [r for r in rows if r.get("kind", IN_CORPUS) == IN_CORPUS]
+    slices = [(f"short (< {LONG_QUESTION} characters)", [r for r in inside if r.get("chars", 0) < LONG_QUESTION]),
+              (f"long (>= {LONG_QUESTION} characters)", [r for r in inside if r.get("chars", 0) >= LONG_QUESTION]),
+              ("gold in the 刑法", [r for r in inside if any(key_law(k) == CRIMINAL_LAW for k in r["gold"])]),
+              ("out of corpus (folds grouped by the cited document)", [r for r in rows if r.get("kind") == OUT_OF_CORPUS])]
+    lines = ["| questions | n | good | pass rate | pass − good | AUC | ECE |", "|---|---|---|---|---|---|---|"]
+    for name, chosen in slices:
+        if chosen and "chars" in chosen[0]:
+            m = slice_metrics(chosen, judged)
+            lines.append(f"| {name} | {m['questions']} | {m['good']:.3f} | {m['pass_rate']:.3f} | "
+                         f"{m['pass_rate'] - m['good']:+.3f} | {m['auc']:.3f} | {m['ece']:.3f} |")
+        else:
+            lines.append(f"| {name} | not run | | | | | |")
+    return "\n".join(lines)
 
 
 def fold_metrics(rows: list[dict], judged: int) -> dict[str, float]:
@@ -139,6 +178,8 @@ def llm_rows(rows: list[dict], settings, sample: int, seed: int, out: Path) -> l
 
 
 def report(rows: list[dict], llm: list[dict], judged: int, command: str, llm_name: str, embedder: str) -> str:
+    slices = slices_table(rows, judged)
+    rows = [r for r in rows if r.get("kind", IN_CORPUS) == IN_CORPUS]
     folds = sorted({r["fold"] for r in rows})
     per_fold = [fold_metrics([r for r in rows if r["fold"] == f], judged) for f in folds]
     pooled = fold_metrics(rows, judged)
@@ -195,6 +236,13 @@ out-of-fold questions, then per-fold mean ± standard deviation in brackets.
 |---|---|---|---|---|---|---|---|---|---|---|
 {fold_lines}
 
+## Side by side: short, long, 刑法 and out-of-corpus questions
+
+"Out of corpus": `{OUT_OF_CORPUS_QUERIES.name}`, questions whose every gold article lies in a document the corpus
+does not hold; no evidence of theirs is good, so every pass is a wrong pass.
+
+{slices}
+
 ## The questions that need the 刑法 (gold in 中华人民共和国刑法), out of fold
 
 {criminal_part}
@@ -209,6 +257,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", default=str(DEFAULT_QUERIES))
     parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--out-of-corpus", default=str(OUT_OF_CORPUS_QUERIES),
+                        help="questions the corpus cannot answer, judged beside the others ('' to skip)")
+    parser.add_argument("--train-out-of-corpus", action="store_true",
+                        help="the other folds' out-of-corpus questions are negatives in the evaluator's training")
     parser.add_argument("--llm-sample", type=int, default=60, help="questions the LLM judge reads (0 = skip)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--report-only", action="store_true", help="report from the cached out-of-fold scores")
@@ -218,20 +270,27 @@ def main() -> None:
     args = parser.parse_args()
     settings = bench_settings()
     CACHE.mkdir(exist_ok=True)
-    oof_file = CACHE / f"evaluator_oof_{args.embedder}_{args.folds}.jsonl"
+    oof_file = CACHE / f"evaluator_oof_{args.embedder}_{args.folds}{'_ooc' if args.train_out_of_corpus else ''}.jsonl"
     if args.report_only:
         rows = [json.loads(line) for line in oof_file.read_text(encoding="utf-8").splitlines()]
     else:
-        rows = cross_validate(settings, stard_pairs(args.queries), args.folds, args.embedder == "adapted", oof_file)
+        outside = load_queries(args.out_of_corpus) if args.out_of_corpus else []
+        rows = cross_validate(settings, stard_pairs(args.queries), args.folds, args.embedder == "adapted", oof_file,
+                              [Pair(q["query"], (), str(q["qid"])) for q in outside],
+                              grouped_fold_assignment([q["cited"][0] for q in outside], args.folds),
+                              args.train_out_of_corpus)
     llm_file = CACHE / f"llm_judge_rows_{args.embedder}.jsonl"
-    llm = llm_rows(rows, settings, args.llm_sample, args.seed, llm_file) if args.llm_sample else []
+    inside = [r for r in rows if r.get("kind", IN_CORPUS) == IN_CORPUS]
+    llm = llm_rows(inside, settings, args.llm_sample, args.seed, llm_file) if args.llm_sample else []
     from llm_access.factory import resolve_endpoint
 
     endpoint = resolve_endpoint(settings) if llm else None
     text = report(rows, llm, settings.judge_top_n, f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",
                   f"{endpoint.kind} (`{endpoint.model}`)" if endpoint else "",
                   "adapted embedder: fine-tuned on 80 % of the four folds' questions, evaluator on the other 20 %"
-                  if args.embedder == "adapted" else "zero-shot e5-small; the evaluator trained on all four folds")
+                  if args.embedder == "adapted" else "zero-shot e5-small; the evaluator trained on all four folds"
+                  + ("; the other folds' out-of-corpus questions are negatives in its training"
+                     if args.train_out_of_corpus else ""))
     Path(args.out).write_text(text, encoding="utf-8")
     print(text)
 

@@ -64,3 +64,33 @@ def test_a_run_stopped_by_the_llm_says_why_and_how_to_resume():
     message = no_answer_message(971, "agentic", result, Path("runs/log.jsonl"), Path("data"))
     assert "query 971 (agentic)" in message and "APITimeoutError" in message
     assert "data/llm_server.log" in message and "--resume" in message
+
+
+def test_out_of_corpus_folds_keep_each_cited_document_in_one_fold():
+    from benchmarks.folds import grouped_fold_assignment
+
+    cited = ["借贷规定"] * 5 + ["担保解释"] * 4 + ["物业条例"] * 2 + ["甲", "乙", "丙"]
+    folds = grouped_fold_assignment(cited, folds=3)
+    for document in set(cited):
+        assert len({f for f, c in zip(folds, cited, strict=True) if c == document}) == 1
+    assert sorted(folds.count(k) for k in range(3)) == [4, 5, 5]  # largest first, each into the lightest fold
+
+
+def test_judge_slices_put_out_of_corpus_passes_beside_the_in_corpus_ones():
+    """Out-of-corpus questions have no gold: a slice of their own, where every pass is a wrong pass."""
+    from benchmarks.judge_calibration import IN_CORPUS, OUT_OF_CORPUS, slices_table
+
+    def row(kind, chars, good, probability, gold=("某法第一条",)):
+        return {"kind": kind, "chars": chars, "labels": [int(good), 0, 0, 0, 0], "probability": probability,
+                "threshold": 0.5, "gold": list(gold)}
+
+    rows = [row(IN_CORPUS, 10, True, 0.9), row(IN_CORPUS, 10, False, 0.2), row(IN_CORPUS, 40, True, 0.4),
+            row(IN_CORPUS, 40, False, 0.6), row(OUT_OF_CORPUS, 20, False, 0.7, ()),
+            row(OUT_OF_CORPUS, 35, False, 0.3, ()), row(OUT_OF_CORPUS, 12, False, 0.8, ())]
+    lines = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in slices_table(rows, 5).splitlines()}
+    short, long_, outside = lines["short (< 30 characters)"], lines["long (>= 30 characters)"], \
+        lines["out of corpus (folds grouped by the cited document)"]
+    assert short[:4] == ["2", "0.500", "0.500", "+0.000"] and short[4] == "1.000"
+    assert long_[:4] == ["2", "0.500", "0.500", "+0.000"] and long_[4] == "0.000"
+    assert outside[:4] == ["3", "0.000", "0.667", "+0.667"] and outside[4] == "nan"
+    assert lines["gold in the 刑法"][0] == "not run"
