@@ -4,6 +4,11 @@ Each setting is declared once: its field, its environment variable, its default 
 (`setting`). A few defaults follow other settings (the store and model paths follow ``DATA_DIR`` and
 ``MODELS_DIR``); `Settings.from_env` fills those in when their variable is not set.
 
+`Settings.from_env` first reads a ``.env`` file (`load_env_file`: ``ENV_FILE``, default the nearest ``.env`` from
+the working directory up) into the environment, never over a variable that is already set, so a key written there
+reaches every entry point (CLI, server, notebooks, ``make``) and the components that read their secret from the
+environment (``DEEPSEEK_API_KEY``, ``SERPAPI_API_KEY``).
+
 Usage::
 
     from config.settings import Settings
@@ -27,6 +32,28 @@ ADAPTED_EMBEDDER = "e5-small-statutes"
 LLM_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 EVALUATOR = "relevance-evaluator"
 DATA_DIR, MODELS_DIR = Path("data"), Path("models")
+ENV_FILE = ".env"
+
+
+def load_env_file() -> Path | None:
+    """Read the ``ENV_FILE`` into ``os.environ`` without overriding what is set; returns the file read, if any.
+
+    A relative name (default ``.env``) is looked for in the working directory and then its parents; an empty
+    ``ENV_FILE`` reads nothing (the tests use that to stay hermetic). A missing file is not an error: the
+    environment alone configures the system, as before there was a file.
+    """
+    from dotenv import dotenv_values, find_dotenv
+
+    name = os.environ.get("ENV_FILE", ENV_FILE).strip()
+    if not name:
+        return None
+    path = Path(name) if Path(name).is_absolute() else Path(find_dotenv(name, usecwd=True) or name)
+    if not path.is_file():
+        return None
+    for key, value in dotenv_values(path).items():
+        if value is not None:
+            os.environ.setdefault(key, value)
+    return path
 
 Parse = Callable[[str, str], Any]  # (variable name, its non-empty value) -> the setting
 
@@ -152,7 +179,8 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> Settings:
-        """Every setting from its environment variable (see `setting`)."""
+        """Every setting from its environment variable (see `setting`), after `load_env_file`."""
+        load_env_file()
         values: dict[str, Any] = {}
         for item in fields(cls):
             if "env" not in item.metadata or (raw := os.environ.get(item.metadata["env"])) is None:

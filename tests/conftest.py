@@ -7,6 +7,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+os.environ["ENV_FILE"] = ""  # a developer's own .env must not reach the tests (test_env_file.py sets one)
 # The scripted-LLM tests script the LLM judge's replies; the tests of the trained evaluator, and the real-model
 # tests of the defaults, set JUDGE themselves.
 os.environ.setdefault("JUDGE", "llm")
