@@ -16,10 +16,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")  # no network here; never phone home
+from config.offline import apply_offline_defaults
+
+apply_offline_defaults()  # before anything imports Haystack or Hugging Face
 
 from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings

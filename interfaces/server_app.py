@@ -25,6 +25,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from config.offline import apply_offline_defaults
+
+apply_offline_defaults()  # before anything imports Haystack (`python -m interfaces.server_app` skips the CLI)
+
 from fastapi import FastAPI, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.exception_handlers import http_exception_handler
