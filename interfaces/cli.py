@@ -222,6 +222,16 @@ def serve_command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
     """Run the Hayhooks server in the foreground, as this very process (exec): a service manager's SIGTERM, or
     Ctrl-C, reaches the server itself, which stops gracefully and stops the embedded LLM with it."""
+    if args.prepare:
+        from interfaces.demo import quick_stack
+        from provisioning.phases import Phases
+
+        phases = Phases()
+        quick_stack(settings, build_parser(), cmd_index, phases)
+        print("\n".join(phases.summary()), flush=True)
+    from interfaces.demo import stack_line
+
+    print(stack_line(Settings.from_env()), flush=True)  # what the server's own settings will load
     command, env = serve_command(args.host, args.port)
     print(f"serving on http://{args.host}:{args.port}  (web UI: /ui/, OpenAI-compatible: /v1/chat/completions, "
           "model agentic_rag)", flush=True)
@@ -326,6 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the REST and OpenAI-compatible API (Hayhooks)")
     serve.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
+    serve.add_argument("--no-prepare", dest="prepare", action="store_false",
+                       help="serve the models and store as they are (default: first build what a first answer needs, "
+                            "as `demo` does, skipping what is there)")
     demo = sub.add_parser("demo", help="setup + index the default laws + answer a sample question")
     demo.add_argument("query", nargs="?", default=SAMPLE_QUESTION)
     return parser

@@ -46,18 +46,41 @@ def first_judge(settings: Settings, phases: Phases) -> str:
             "the full stack is trained after this answer")
 
 
-def run_demo(query: str, settings: Settings, parser: argparse.ArgumentParser, index: Command, ask: Command) -> None:
-    """The steps above; ``index`` and ``ask`` are the CLI's own commands, so the demo cannot drift from them."""
-    from llm_access.embedded_server import stop_shared_server
-    from provisioning.provision import provision, trained_models
+def quick_stack(settings: Settings, parser: argparse.ArgumentParser, index: Command,
+                phases: Phases) -> tuple[Settings, str]:
+    """Steps 1–3 without the answer (what ``demo`` and ``serve`` need before a first answer; each step skips what is
+    there): the settings to answer with, and a line saying which judge they use."""
+    from provisioning.provision import provision
 
-    phases = Phases()
     for line in provision(settings, train=False, phases=phases):
         print(line)
     used = first_judge(settings, phases)
     current = dataclasses.replace(settings, embedding_model=Settings.from_env().embedding_model)
     with phases.phase("index the default laws"):
-        index(parser.parse_args(["index"]), current)
+        index(parser.parse_args(["index", "--quiet"]), current)
+    return current, used
+
+
+def stack_line(settings: Settings) -> str:
+    """Which stack these settings answer with, in one line, and how to build the rest when it is not the full one."""
+    from pipelines.judges import describe_judge, evaluator_scope
+
+    embedder = Path(settings.embedding_model).name
+    full = Path(settings.embedding_model) == Path(settings.adapted_embedding_model) and evaluator_scope(settings) == "full"
+    line = f"answering with the {'full' if full else 'quick'} stack: embedder {embedder}; judge: {describe_judge(settings)}"
+    if full or not settings.trained_models:
+        return line
+    return (f"{line}. The full stack (adapted embedder, evaluator over every article, ~20 min): `make run` or "
+            "`python -m pipelines setup`, then restart the server")
+
+
+def run_demo(query: str, settings: Settings, parser: argparse.ArgumentParser, index: Command, ask: Command) -> None:
+    """The steps above; ``index`` and ``ask`` are the CLI's own commands, so the demo cannot drift from them."""
+    from llm_access.embedded_server import stop_shared_server
+    from provisioning.provision import trained_models
+
+    phases = Phases()
+    current, used = quick_stack(settings, parser, index, phases)
     print(f"\n问题：{query}\n")
     with phases.phase("answer"):
         ask(parser.parse_args(["ask", query, "--mode", "agentic"]), current)

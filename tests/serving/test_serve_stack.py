@@ -1,0 +1,35 @@
+"""``serve`` says in one line which stack it answers with, and how to build the rest (issue 50, item 2)."""
+
+import json
+from pathlib import Path
+
+from config.settings import ADAPTED_EMBEDDER, EVALUATOR, Settings
+from interfaces.cli import build_parser
+from interfaces.demo import stack_line
+
+
+def install_evaluator(models: Path, scope: str) -> None:
+    (models / EVALUATOR).mkdir(parents=True, exist_ok=True)
+    (models / EVALUATOR / "evaluator.json").write_text(json.dumps({"scope": scope}), encoding="utf-8")
+
+
+def test_serve_names_the_quick_stack_and_how_to_build_the_full_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("MODELS_DIR", str(tmp_path / "models"))
+    for name in ("EMBEDDING_MODEL", "EVALUATOR_MODEL", "JUDGE", "TRAINED_MODELS"):
+        monkeypatch.delenv(name, raising=False)
+    install_evaluator(tmp_path / "models", "quick")
+    line = stack_line(Settings.from_env())
+    assert line.startswith("answering with the quick stack: embedder multilingual-e5-small; judge: the quick")
+    assert "`make run` or `python -m pipelines setup`, then restart the server" in line
+
+    (tmp_path / "models" / ADAPTED_EMBEDDER).mkdir()  # what `setup` installs: a restart picks it up
+    install_evaluator(tmp_path / "models", "full")
+    line = stack_line(Settings.from_env())
+    assert line.startswith(f"answering with the full stack: embedder {ADAPTED_EMBEDDER}; judge: the full")
+    assert "make run" not in line and "\n" not in line
+
+
+def test_serve_prepares_by_default_and_can_serve_as_is():
+    parser = build_parser()
+    assert parser.parse_args(["serve"]).prepare is True
+    assert parser.parse_args(["serve", "--no-prepare"]).prepare is False
