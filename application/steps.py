@@ -58,8 +58,11 @@ def describe_step(name: str, outputs: dict[str, Any]) -> dict[str, Any] | None:
             if socket in outputs:
                 rounds: list[Round] = outputs[socket]
                 best = best_round(rounds)
+                evaluation = best.evaluation if best else {}
                 return {"stage": "decision", "decision": decision, "round": len(rounds),
-                        "best_score": best.total if best else -1.0, "best_round": best.number if best else 0}
+                        "best_score": best.total if best else -1.0, "best_round": best.number if best else 0,
+                        # the trained evaluator's own figure, when it judged (its total is only probability × 40)
+                        "best_probability": evaluation.get("probability"), "threshold": evaluation.get("threshold")}
         return None
     if name == "web_search":
         return {"stage": "web_search", "status": outputs.get("status"), "message": outputs.get("message", ""),

@@ -73,7 +73,11 @@ function describeStep(step) {
     case "fuse": return ["RRF 融合", `${step.count} 条：${keys(step.top)}`];
     case "rerank": return ["重排序", keys(step.top)];
     case "judge": return ["质量评估", null];
-    case "decision": return ["决策", `${DECISIONS[step.decision] || step.decision}（第 ${step.round} 轮，最高分 ${step.best_score}/40）`];
+    case "decision": {  // the figure of the judge that decided: the evaluator's probability, else the rubric's score
+      const best = step.best_probability != null
+        ? `最高相关概率 ${step.best_probability.toFixed(2)}，通过线 ${step.threshold.toFixed(2)}` : `最高分 ${step.best_score}/40`;
+      return ["决策", `${DECISIONS[step.decision] || step.decision}（第 ${step.round} 轮，${best}）`];
+    }
     case "web_search": return ["网络搜索", `${step.status}${step.message ? "：" + step.message : ""}${step.results?.length ? "；" + step.results.map((r) => r.title).join("、") : ""}`];
     case "evidence": return ["证据", `${SITUATIONS[step.situation] || step.situation}，${step.count} 条进入回答`];
     case "answer": return ["生成回答", step.error ? `失败：${step.error}` : `完成（${step.seconds} 秒）`];

@@ -42,3 +42,19 @@ def test_an_uncancelled_run_goes_to_its_end():
     ran: list[str] = []
     output = run_with_steps(two_stages(ran, None), {"first": {"text": "问"}}, cancel=Cancellation())
     assert ran == ["问", "问!"] and output["second"]["text"] == "问!!"
+
+
+def test_the_decision_step_shows_the_figure_of_the_judge_that_decided():
+    """Issue 50: the UI showed "最高分 23.65/40" for the trained evaluator, whose total is only its probability × 40,
+    which reads like a failing score; the step now carries the evaluator's own probability and pass line."""
+    from application.steps import LOOP_DECISIONS, describe_step
+    from helpers.loop_rounds import Round
+
+    socket = next(iter(LOOP_DECISIONS))
+    evaluator = Round(number=1, queries=["问"], documents=[],
+                      evaluation={"total": 23.65, "passed": True, "probability": 0.591, "threshold": 0.48})
+    step = describe_step("loop", {socket: [evaluator]})
+    assert (step["best_probability"], step["threshold"], step["best_score"]) == (0.591, 0.48, 23.65)
+    rubric = Round(number=1, queries=["问"], documents=[], evaluation={"total": 31.0, "passed": True})
+    step = describe_step("loop", {socket: [rubric]})
+    assert step["best_probability"] is None and step["best_score"] == 31.0

@@ -108,6 +108,7 @@ def test_agentic_answer_streams_with_live_steps_and_a_clickable_citation(page, s
     assert steps_seen[: len(stages)] == stages  # the steps appeared one by one, in order, while the question ran
     judge = message.locator(".trace li[data-stage=judge]")
     assert "相关性 9" in judge.text_content() and "34/40" in judge.text_content()
+    assert "最高分 34/40" in message.locator(".trace li[data-stage=decision]").first.text_content()  # the rubric decided
     assert message.locator(".trace").get_attribute("open") is None  # collapsed into a trace once done
     shot(page, "answer_agentic")
     message.locator(".trace > summary").click()
