@@ -246,7 +246,23 @@ function restoreConversation() {
 }
 
 // ---------- chat ----------
+// the law-version date as the API takes it (YYYY-MM-DD) from 2020-01-01, 2020/1/1 or 2020年1月1日: "" when empty,
+// null when it is not a date (a text field, so that it reads 年-月-日 whatever the browser's own language)
+function asOfDate(text) {
+  const value = text.trim();
+  if (!value) return "";
+  const m = value.match(/^(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?$/);
+  if (!m) return null;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return null;
+  return `${m[1]}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`;
+}
+
 async function ask(question) {
+  const asOf = asOfDate($("as-of").value);
+  $("as-of").setCustomValidity(asOf === null ? "请按 年-月-日 填写，如 2020-01-01" : "");
+  if (asOf === null) { $("question").value ||= question; $("as-of").reportValidity(); return; }  // the question kept
   if (state.busy || !question.trim()) return;
   state.busy = true;
   $("send").disabled = true;
@@ -262,7 +278,7 @@ async function ask(question) {
     const response = await fetch("/v1/chat/completions", {
       method: "POST", headers: headers(),
       body: JSON.stringify({ model: MODEL, stream: true, messages: state.history, mode: mode(),
-                             knowledge_base: $("kb-select").value || null, as_of: $("as-of").value || null }),
+                             knowledge_base: $("kb-select").value || null, as_of: asOf || null }),
     });
     if (!response.ok) throw new Error(await errorText(response));
     const reader = response.body.getReader();

@@ -344,7 +344,18 @@ def test_a_web_result_with_a_javascript_url_gets_no_link(page, server):
 
 
 def test_warnings_are_shown_under_the_answer(page, server):
-    page.fill("#as-of", "2015-01-01")  # the 个人信息保护法 in the knowledge base applies from 2021-11-01
+    assert page.get_attribute("#as-of", "placeholder") == "年-月-日"  # issue 50: not the browser's mm/dd/yyyy
+    dates = page.evaluate("""() => ["2015-01-01", "2015/1/1", " 2015年1月1日 ", "", "2015-02-30", "1/1/2015"]
+        .map(asOfDate)""")
+    assert dates == ["2015-01-01", "2015-01-01", "2015-01-01", "", None, None]
+    page.fill("#as-of", "1/1/2015")
+    before = page.locator(".msg").count()
+    page.fill("#question", "第十四条")
+    page.press("#question", "Enter")
+    assert page.locator(".msg").count() == before  # not sent: the date field says how to write it
+    assert page.input_value("#question") == "第十四条"  # and the question is still there to send again
+    assert "年-月-日" in page.evaluate("document.querySelector('#as-of').validationMessage")
+    page.fill("#as-of", "2015年1月1日")  # the 个人信息保护法 in the knowledge base applies from 2021-11-01
     message = ask(page, f"{PIPL}第十四条规定了什么", mode="rag")
     warnings = message.locator(".warnings li")
     assert warnings.count() >= 1
