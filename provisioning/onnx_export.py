@@ -200,10 +200,8 @@ def _export_fp32(folder: Path, dest: Path) -> None:
     attention_mask = (input_ids != 1).long()
     axes = {0: "batch", 1: "sequence"}
     with torch.no_grad(), warnings.catch_warnings():
-        # Two warnings the TorchScript exporter prints for this encoder, both harmless here: the attention mask's
-        # padding check becomes a constant (an encoder's mask is as long as its input, so it is always 0), and
-        # aten::index "may be incorrect with negative indices" (there are none). The exported graph is checked
-        # against the PyTorch model on real text anyway (`verify_onnx_folder`), so a wrong export cannot pass.
+        # Harmless here (the mask's padding check is always 0 for an encoder; no negative indices), and a wrong
+        # export could not pass `verify_onnx_folder`, which checks the graph against PyTorch on real text.
         warnings.filterwarnings("ignore", message="Converting a tensor to a Python boolean")
         warnings.filterwarnings("ignore", message="Exporting aten::index operator")
         torch.onnx.export(
