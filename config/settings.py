@@ -157,7 +157,7 @@ class Settings:
     max_rounds: int = setting("MAX_ROUNDS", 3)
     judge_top_n: int = setting("JUDGE_TOP_N", 5)
     rewrite_first_round: bool = setting("REWRITE_FIRST_ROUND", False)
-    long_question_chars: int = setting("LONG_QUESTION_CHARS", 30, _non_negative)
+    long_question_chars: int = setting("LONG_QUESTION_CHARS", 0, _non_negative)
     question_weight: float = setting("QUESTION_WEIGHT", 2.0, _positive)
     bm25_weight: float = setting("BM25_WEIGHT", 0.5, _positive)
     bm25_k1: float = setting("BM25_K1", 1.2, _positive)

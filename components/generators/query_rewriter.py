@@ -9,8 +9,8 @@ original query alone, without an LLM call: the rewriter is only asked once the j
 as in CRAG (retrieve, grade, then transform the query). A question that the first retrieval answers costs one
 LLM call less, and every rewrite is aimed at a gap the judge named.
 
-``long_question_chars`` (setting ``LONG_QUESTION_CHARS``) is the exception: a question at least that long is a
-story rather than a search query (我的朋友在公案机关办理了取保候审……是不是过了起诉期), so round 1 already searches
+``long_question_chars`` (setting ``LONG_QUESTION_CHARS``, default 0 = off) can make an exception: a question at least
+that long is treated as a story rather than a search query (我的朋友在公案机关办理了取保候审……是不是过了起诉期), so round 1 already searches
 what it is about, in legal terms — the rewriter's variants and keywords beside the question as asked.
 
 Usage::
@@ -44,7 +44,7 @@ RETRY = (
     "请针对缺少的信息给出新的、不同的查询。"
 )
 FIRST_ROUND_NOTE = "第一轮先检索原问题，评估认为不足时再改写"
-LONG_QUESTION_CHARS = 30  # research/reports/consultation_study.md: rewriting helps from about here
+LONG_QUESTION_CHARS = 0  # off: on 289 real long questions the round-1 rewrite lost R@10 (research/reports/long_question_round1_study.md)
 MAX_VARIANTS = 3
 MAX_QUERY_CHARS = 200
 

@@ -16,6 +16,7 @@ def test_the_component_default_searches_round_one_as_asked_like_the_settings_def
 
 def test_long_question_default_agrees_with_the_settings_and_is_validated():
     assert QueryRewriter().long_question_chars == Settings().long_question_chars
+    assert not QueryRewriter().rewrites_first_round("我" * 200)  # by default long questions are searched as asked
     with pytest.raises(ValueError, match="long_question_chars must be >= 0"):
         QueryRewriter(long_question_chars=-1)
 
