@@ -2,8 +2,9 @@
 the article's place among the others (the paths that found it, its law's weight in the pool, its distance to the
 best hits of the same law).
 
-The pool signals are why this beats scoring each pair alone: on STARD the gold that round 1 misses is most often
-just below the cut or next to a top hit of the right law (`research/reports/round2_paths_study.md`).
+The pool signals were added because the gold that round 1 misses is most often just below the cut or next to a top
+hit of the right law (`research/reports/round2_paths_study.md`). Out of fold they moved MRR@10 a little and R@10 not
+at all (`research/reports/pair_rerank_study.md`), so no product component uses them.
 
 Usage::
 
