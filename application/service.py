@@ -34,6 +34,7 @@ from pipelines.indexing import (
     check_unique,
     law_sources,
 )
+from pipelines.knowledge_base_stats import knowledge_base_stats
 from pipelines.knowledge_base_warnings import stale_weight_sources
 from pipelines.stores import open_document_store, store_location
 
@@ -146,6 +147,11 @@ class RAGService:
                         "stale_weight_sources": len(stale_weight_sources(manifest, self.settings)),
                         "incomplete_sources": sum(r.status != COMPLETE for r in records)})
         return out
+
+    def stats(self, name: str | None = None) -> dict[str, Any]:
+        """What knowledge base ``name`` (default: the default one) holds (`knowledge_base_stats`: what `stats`
+        prints)."""
+        return knowledge_base_stats(self.rag(name).store, self.settings)
 
     def delete(self, name: str) -> None:
         """Delete a knowledge base: its documents, its manifest and (embedded) its folder."""

@@ -325,4 +325,6 @@ class ChatAPI:
                     raise ValueError("name is required to delete a knowledge base")
                 self.service.delete(name)
                 return {"deleted": name}
-            raise ValueError(f"action must be 'list' or 'delete', got {action!r}")
+            if action == "stats":
+                return self.service.stats(name)
+            raise ValueError(f"action must be 'list', 'stats' or 'delete', got {action!r}")

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from config.offline import apply_offline_defaults
 
@@ -24,7 +25,6 @@ from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
 from document_store.knowledge_bases import knowledge_base_name
 from document_store.qdrant_store import StoreConfigError, StoreLockedError
-from document_store.search_backend import engine_of
 from document_store.source_manifest import SourceManifest
 from document_store.statute_db import CURRENT, StatuteDB, UnknownLawError
 from document_store.stored_points import AnyStore
@@ -32,8 +32,9 @@ from document_store.text_files import FileLoadError
 from helpers.contracts import PIPELINE_MODES, Mode, RetrievalPath
 from helpers.result import RAGResult
 from helpers.statute_versions import parse_as_of, version_mark, with_versions
+from interfaces.server_client import ServerClient
+from interfaces.server_record import running_server
 from llm_access.embedded_server import LLMServerError
-from pipelines.judges import describe_judge
 from pipelines.stores import open_document_store
 
 EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, StoreConfigError, LLMServerError, ValueError)
@@ -124,13 +125,22 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
             pipeline, query, args.as_of, filters, knowledge_base_name(store)))
         started = time.perf_counter()
         docs = retrieve(pipeline, [query], top_k=args.top_k, filters=filters)
-        print(f"{len(docs)} results for {query!r} ({args.mode}, {1000 * (time.perf_counter() - started):.0f} ms)")
-        for rank, doc in enumerate(docs, start=1):
-            paths = ",".join(doc.meta.get("retrieval", {}).get("paths", []))
-            text = (doc.content or "").replace("\n", " ")
-            print(f"{rank:2d}. {doc.score:.4f} [{paths}] {doc.meta.get('key')}{version_mark(doc.meta)}\n    {text[:120]}")
+        rows = [{"score": doc.score, "paths": doc.meta.get("retrieval", {}).get("paths", []),
+                 "key": doc.meta.get("key"), "version_mark": version_mark(doc.meta), "text": doc.content}
+                for doc in docs]
+        print_search(query, args.mode, rows, time.perf_counter() - started)
     finally:
         store.close()
+
+
+def print_search(query: str, mode: str, rows: list[dict[str, Any]], seconds: float) -> None:
+    """Ranked articles (``score``, ``paths``, ``key``, ``version_mark``, ``text``: the retrieve mode's documents)
+    for a terminal."""
+    print(f"{len(rows)} results for {query!r} ({mode}, {1000 * seconds:.0f} ms)")
+    for rank, row in enumerate(rows, start=1):
+        text = (row.get("text") or "").replace("\n", " ")
+        print(f"{rank:2d}. {row['score']:.4f} [{','.join(row.get('paths') or [])}] {row.get('key')}"
+              f"{row.get('version_mark') or ''}\n    {text[:120]}")
 
 
 def print_result(result: RAGResult) -> None:
@@ -181,8 +191,13 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
             result = rag.ask(query, mode=args.mode, filters=filters, as_of=args.as_of)
         finally:
             rag.close()
+    show_answer(result, args.json)
+
+
+def show_answer(result: RAGResult, as_json: bool) -> None:
+    """The result's warnings to stderr, then the result: as JSON, or `print_result`'s text."""
     _print_warnings(result.warnings)
-    if args.json:
+    if as_json:
         print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=str))
     else:
         print_result(result)
@@ -240,38 +255,26 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
+    from pipelines.knowledge_base_stats import knowledge_base_stats
+
     store = open_document_store(settings, args.collection)
     try:
-        manifest = SourceManifest(store)
-        records = manifest.all()
-        where = settings.qdrant_url or str(settings.qdrant_path)
-        print(f"knowledge base '{knowledge_base_name(store)}' at {where}: {store.count_documents()} documents, {len(records)} sources")
-        for record in records:
-            print(f"  {record.status:9s} {record.count:6d}  {record.source}")
-        print(f"models: {_embedded_with(manifest, settings)}; judge: {describe_judge(settings)}")
-        count, length = manifest.corpus()
-        if count:
-            print(f"BM25: k1={settings.bm25_k1:g}, b={settings.bm25_b:g}, average article length {length / count:.1f} "
-                  f"terms; searches run on: {engine_of(store)}")
-        _print_warnings(_store_warnings(store, settings))
+        print_stats(knowledge_base_stats(store, settings))
     finally:
         store.close()
 
 
-def _embedded_with(manifest: SourceManifest, settings: Settings) -> str:
-    """Which embedder the complete sources' vectors were made with, as far as the current settings can tell (an
-    interrupted source is reported as interrupted, not as embedded by another embedder)."""
-    from pipelines.embedders import embedding_fingerprint
-
-    current = embedding_fingerprint(settings)
-    records, others = manifest.all(), manifest.other_embeddings(current)
-    name = Path(settings.embedding_model).name
-    if not records:
-        return f"embedder {name} (nothing indexed yet)"
-    if not others:
-        which = "complete source" if manifest.incomplete() else "source"
-        return f"every {which} embedded with {name} ({settings.embedding_model}, fingerprint {current})"
-    return f"{len(others)} of {len(records)} source(s) embedded with another embedder than {name} (re-run `index`)"
+def print_stats(stats: dict[str, Any]) -> None:
+    """`pipelines.knowledge_base_stats.knowledge_base_stats` for a terminal (its warnings to stderr)."""
+    print(f"knowledge base '{stats['name']}' at {stats['where']}: {stats['documents']} documents, "
+          f"{len(stats['sources'])} sources")
+    for record in stats["sources"]:
+        print(f"  {record['status']:9s} {record['count']:6d}  {record['source']}")
+    print(f"models: {stats['models']}; judge: {stats['judge']}")
+    if bm25 := stats["bm25"]:
+        print(f"BM25: k1={bm25['k1']:g}, b={bm25['b']:g}, average article length {bm25['average_terms']:.1f} "
+              f"terms; searches run on: {stats['engine']}")
+    _print_warnings(stats["warnings"])
 
 
 def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
@@ -344,6 +347,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def ask_server(args: argparse.Namespace, client: ServerClient) -> None:
+    """`ask`, answered by the running server (``POST /agentic_rag/run``)."""
+    payload = {"query": validate_query(args.query), "mode": args.mode, "knowledge_base": args.collection,
+               "as_of": args.as_of}
+    show_answer(RAGResult(**client.run("agentic_rag", payload)), args.json)
+
+
+def search_server(args: argparse.Namespace, client: ServerClient) -> None:
+    """`search`, by the running server's retrieve mode (its hybrid retrieval pipeline, ranked the same way)."""
+    if args.mode != "hybrid":
+        raise ValueError(f"the running server searches hybrid only; use --mode hybrid, or stop it to search "
+                         f"--mode {args.mode}")
+    query = validate_query(args.query)
+    if not 1 <= args.top_k <= 100:
+        raise ValueError(f"--top-k must be between 1 and 100, got {args.top_k}")
+    result = client.run("agentic_rag", {"query": query, "mode": "retrieve", "top_k": args.top_k,
+                                        "knowledge_base": args.collection, "as_of": args.as_of})
+    _print_warnings(result["warnings"])
+    print_search(query, args.mode, result["documents"], result["trace"]["total_seconds"])
+
+
+def stats_server(args: argparse.Namespace, client: ServerClient) -> None:
+    """`stats`, from the running server (``POST /knowledge_bases/run``, action ``stats``)."""
+    print_stats(client.run("knowledge_bases", {"action": "stats", "name": args.collection}))
+
+
+FORWARDED: dict[str, Callable[[argparse.Namespace, ServerClient], None]] = {
+    "ask": ask_server, "search": search_server, "stats": stats_server,
+}
+
+
+def beside_server(args: argparse.Namespace, settings: Settings, error: StoreLockedError) -> None:
+    """A command that found the embedded knowledge base in use. Owned by this project's running `serve`
+    (`interfaces.server_record`): ``ask``, ``search`` and ``stats`` are sent to it; any other command gets one line
+    that says how to do it beside the server. Owned by anything else: the "in use" error as it was."""
+    server = None if settings.qdrant_url else running_server(settings.qdrant_path)
+    if server is None:
+        raise error
+    forward = None if getattr(args, "pipeline", None) else FORWARDED.get(args.command)
+    if forward is not None:
+        print(f"(the knowledge base is served by `serve` at {server.url}: asking it)", file=sys.stderr)
+        forward(args, ServerClient(server.url, api_key=os.environ.get("API_KEY") or None))
+        return
+    served = f"the knowledge base at {settings.qdrant_path} is served by `serve` (pid {server.pid}, {server.url})"
+    if args.command == "index":
+        laws = " ".join(f"-F laws={law}" for law in args.laws or []) or "-F laws=<law>"
+        raise StoreLockedError(f"{served}: index through it with `curl -X POST {server.url}/index/run -F "
+                               f"knowledge_base={args.collection or settings.collection} {laws}` (a job; "
+                               f"GET {server.url}/index/jobs follows it), or stop the server and run this again")
+    raise StoreLockedError(f"{served}: stop it to run `{args.command}`" + (
+        " with --pipeline (without it, `ask` asks the server)" if getattr(args, "pipeline", None) else ""))
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
     "setup": cmd_setup, "train": cmd_train, "index": cmd_index, "reweight": cmd_reweight, "search": cmd_search,
     "stats": cmd_stats, "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
@@ -354,7 +410,11 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        COMMANDS[args.command](args, Settings.from_env())
+        settings = Settings.from_env()
+        try:
+            COMMANDS[args.command](args, settings)
+        except StoreLockedError as error:
+            beside_server(args, settings, error)
     except EXPECTED_ERRORS as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

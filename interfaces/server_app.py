@@ -263,6 +263,9 @@ def add_offline_docs(app: FastAPI) -> None:
 def main(argv: list[str] | None = None) -> None:
     import uvicorn
 
+    from config.settings import Settings
+    from interfaces.server_record import client_url, remove_server_record, write_server_record
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
@@ -279,9 +282,16 @@ def main(argv: list[str] | None = None) -> None:
     app = create_server_app(stop_server)
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None,
                                            timeout_graceful_shutdown=5))
+    # the CLI that finds an embedded knowledge base in use asks this server instead (`interfaces.server_record`)
+    settings = Settings.from_env()
+    owned = None if settings.qdrant_url else settings.qdrant_path
+    if owned is not None:
+        write_server_record(owned, client_url(args.host, args.port))
     try:
         server.run()
     finally:
+        if owned is not None:
+            remove_server_record(owned)
         if app.state.deployments.fatal:
             sys.exit(STARTUP_FAILED_EXIT_CODE)
     if not server.started:

@@ -1,4 +1,5 @@
-"""Hayhooks deployment ``knowledge_bases``: list them (with counts) or delete one."""
+"""Hayhooks deployment ``knowledge_bases``: list them (with counts), one's statistics (what `stats` prints), or
+delete one."""
 
 from hayhooks import BasePipelineWrapper
 
@@ -14,7 +15,7 @@ class PipelineWrapper(BasePipelineWrapper):
         Manage knowledge bases.
 
         Args:
-            action: "list" or "delete".
-            name: the knowledge base to delete.
+            action: "list", "stats" (sources, models, BM25 statistics and warnings of one) or "delete".
+            name: the knowledge base to describe (default: the default one) or to delete.
         """
         return self.api.manage(action=action, name=name)
