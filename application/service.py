@@ -19,6 +19,7 @@ from typing import Any
 from haystack import logging
 
 from application.agent_mode import KnowledgeAgent
+from application.feedback import FEEDBACK_FILE, AnswerRegistry, FeedbackLog, parse_verdict, resolve_article
 from application.rag import AgenticRAG
 from config.settings import Settings
 from document_store.knowledge_bases import delete_knowledge_base, list_knowledge_bases
@@ -60,6 +61,8 @@ class RAGService:
         self._lock = threading.RLock()  # guards the dicts only, never held while building
         self._build_locks: dict[str, threading.Lock] = {}
         self._index_locks: dict[str, threading.Lock] = {}
+        self.answers = AnswerRegistry()
+        self.feedback_log = FeedbackLog(self.settings.data_dir / FEEDBACK_FILE)
 
     def rag(self, name: str | None = None, create: bool = False) -> AgenticRAG:
         """The knowledge base's pipelines (built and warmed up on first use)."""
@@ -147,6 +150,20 @@ class RAGService:
                         "stale_weight_sources": len(stale_weight_sources(manifest, self.settings)),
                         "incomplete_sources": sum(r.status != COMPLETE for r in records)})
         return out
+
+    def remember(self, result: RAGResult, question: str) -> RAGResult:
+        """Give ``result`` its ``answer_id`` and keep what feedback on it records (`AnswerRegistry`)."""
+        self.answers.remember(result, question)
+        return result
+
+    def feedback(self, answer_id: str, verdict: Any = None, article: Any = None, source: str = "api") -> dict[str, Any]:
+        """Record feedback on one of this server's answers: a verdict (up/down, 👍/👎), the right article (named as
+        a citation, 劳动合同法第八十二条, resolved in that answer's knowledge base), or both; returns the record
+        once it is on disk. An unknown answer is `UnknownAnswerError`, bad input a `ValueError`."""
+        answered = self.answers.get(answer_id)
+        verdict = parse_verdict(verdict)
+        key = resolve_article(self.rag(answered.knowledge_base).store, article) if article else None
+        return self.feedback_log.add(answered, verdict, key, source=source)
 
     def stats(self, name: str | None = None) -> dict[str, Any]:
         """What knowledge base ``name`` (default: the default one) holds (`knowledge_base_stats`: what `stats`

@@ -35,6 +35,7 @@ class RAGResult:
     :param warnings: what makes this result less reliable than it looks, one sentence each with the command that
         fixes it: the knowledge base's problems (interrupted sources, stale BM25 weights, …) and laws the question
         names that the knowledge base holds in no version in force on the ``as_of`` asked for.
+    :param answer_id: the id that feedback on this answer names (``POST /feedback``, ``feedback --last``).
     """
 
     answer: str
@@ -53,6 +54,7 @@ class RAGResult:
     sources: list[dict[str, Any]] = field(default_factory=list)  # agent mode: everything its tools found
     documents: list[dict[str, Any]] = field(default_factory=list)  # retrieve mode: the ranked articles
     warnings: list[str] = field(default_factory=list)
+    answer_id: str | None = None  # what feedback on this answer names (`application.feedback`); None: not an answer
 
     @classmethod
     def chitchat(cls, reply: str, mode: str, trace: dict[str, Any]) -> RAGResult:

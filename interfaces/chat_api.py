@@ -197,10 +197,11 @@ class ChatAPI:
             if mode == Mode.AGENT:
                 result = self.service.agent(knowledge_base).ask(query, cancel=cancel, filters=filters, as_of=as_of)
                 result.knowledge_base = knowledge_base or self.service.settings.collection
-                return result
-            return self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
-                                    top_k=top_k, streaming_callback=streaming_callback, on_step=on_step,
-                                    cancel=cancel, as_of=as_of)
+            else:
+                result = self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
+                                          top_k=top_k, streaming_callback=streaming_callback, on_step=on_step,
+                                          cancel=cancel, as_of=as_of)
+            return self.service.remember(result, query)  # its answer_id: what feedback on it names
 
     def _chat_request(self, messages: list[dict], body: dict) -> tuple[str, dict[str, Any], dict[str, Any]]:
         history = normalise_messages(messages)

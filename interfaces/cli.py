@@ -1,4 +1,4 @@
-"""Command line: ``python -m pipelines {setup,train,index,reweight,search,ask,stats,laws,export-yaml,demo}``.
+"""Command line: ``python -m pipelines {setup,train,index,reweight,search,ask,feedback,stats,laws,export-yaml,serve,demo}``.
 
 Usage::
 
@@ -21,6 +21,16 @@ from config.offline import apply_offline_defaults
 
 apply_offline_defaults()  # before anything imports Haystack or Hugging Face
 
+from application.feedback import (
+    FEEDBACK_FILE,
+    AnsweredQuestion,
+    FeedbackLog,
+    UnknownAnswerError,
+    load_last_answer,
+    parse_verdict,
+    resolve_article,
+    save_last_answer,
+)
 from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
 from document_store.knowledge_bases import knowledge_base_name
@@ -37,7 +47,8 @@ from interfaces.server_record import running_server
 from llm_access.embedded_server import LLMServerError
 from pipelines.stores import open_document_store
 
-EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, StoreConfigError, LLMServerError, ValueError)
+EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, StoreConfigError, LLMServerError, ValueError,
+                   UnknownAnswerError)
 
 
 def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
@@ -53,13 +64,29 @@ def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
 def cmd_train(args: argparse.Namespace, settings: Settings) -> None:
     from provisioning.train import train_models
 
-    result = train_models(settings, pairs=args.pairs, collection=args.collection, progress=not args.quiet)
+    pairs: str | list | None = args.pairs
+    if args.with_feedback:
+        pairs = with_feedback(settings, args.pairs, args.collection)
+    result = train_models(settings, pairs=pairs, collection=args.collection, progress=not args.quiet)
     how = "reused from cache" if result.reused else "trained"
     if result.embedder:
         print(f"adapted embedder {how}: {result.embedder} (linked at {settings.adapted_embedding_model}; "
               "knowledge bases are re-embedded by the next `index` run)")
     print(f"relevance evaluator {how}: {result.model}")
     print(f"EVALUATOR_MODEL {settings.evaluator_model} -> {result.model}")
+
+
+def with_feedback(settings: Settings, pairs: str | None, collection: str | None) -> list:
+    """The training pairs (``--pairs`` or the default) and the pairs users' feedback on answers from
+    ``collection`` (default: the default knowledge base) gives (`FeedbackLog.pairs`)."""
+    from provisioning.train import default_pairs
+    from provisioning.training_pairs import Pair, load_pairs
+
+    log = FeedbackLog(settings.data_dir / FEEDBACK_FILE)
+    given = [Pair(p["query"], tuple(p["gold"]), f"feedback-{i}")
+             for i, p in enumerate(log.pairs(collection or settings.collection), start=1)]
+    print(f"with {len(given)} pair(s) from feedback ({log.path})")
+    return load_pairs(pairs or default_pairs(settings)) + given
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
@@ -189,9 +216,16 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
                 raise ValueError(f"the knowledge base '{rag.name}' is empty; run `python -m pipelines index` "
                                  "first")
             result = rag.ask(query, mode=args.mode, filters=filters, as_of=args.as_of)
+            result.knowledge_base = rag.name
         finally:
             rag.close()
+    keep_last_answer(settings, result, query)
     show_answer(result, args.json)
+
+
+def keep_last_answer(settings: Settings, result: RAGResult, question: str) -> None:
+    """What `feedback --last` is about: this answer (its ``answer_id`` given here unless the server gave one)."""
+    save_last_answer(settings.data_dir, AnsweredQuestion.of(result, question))
 
 
 def show_answer(result: RAGResult, as_json: bool) -> None:
@@ -215,6 +249,34 @@ def _ask_yaml(path: Path, query: str, filters: dict | None = None) -> RAGResult:
             store = getattr(pipeline.get_component(name.value), "document_store", None)
             if store is not None:
                 store.close()
+
+
+def cmd_feedback(args: argparse.Namespace, settings: Settings) -> None:
+    """Feedback on the last answer `ask` gave (👍/👎, the right article), or ``--export`` every feedback as
+    ``train --pairs`` input."""
+    log = FeedbackLog(settings.data_dir / FEEDBACK_FILE)
+    if args.export:
+        if args.verdict or args.article:
+            raise ValueError("--export writes the feedback given so far; give a verdict or --article without it")
+        count = log.export(Path(args.export), args.collection)
+        print(f"wrote {count} pair(s) from {log.path} to {args.export} (`train --pairs {args.export}`, or "
+              "`train --with-feedback`)")
+        return
+    answered = load_last_answer(settings.data_dir)
+    verdict, key = parse_verdict(args.verdict), None
+    if args.article:
+        store = open_document_store(settings, answered.knowledge_base)
+        try:
+            key = resolve_article(store, args.article)
+        finally:
+            store.close()
+    print_feedback(log.add(answered, verdict, key, source="cli"))
+
+
+def print_feedback(record: dict[str, Any]) -> None:
+    what = "、".join(filter(None, [{"up": "👍", "down": "👎"}.get(record["verdict"] or ""),
+                                   record["article"] and f"the right article is {record['article']}"]))
+    print(f"feedback recorded on answer {record['answer_id']} ({record['question'][:40]}): {what}")
 
 
 def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
@@ -308,6 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--pairs", help='JSON lines {"query": ..., "gold": [article keys]} (default: STARD train)')
     train.add_argument("--collection", help="the indexed knowledge base the gold keys name (default: all statutes)")
     train.add_argument("--quiet", action="store_true", help="no progress output")
+    train.add_argument("--with-feedback", action="store_true",
+                       help="add the pairs that feedback on answers gives (`feedback --export` shows them)")
     index = sub.add_parser("index", help="index laws from the statute database and/or .txt/.md files")
     index.add_argument("--laws", nargs="*", help="law names (short names work; 'all' = every law in force)")
     index.add_argument("--versions", action="store_true",
@@ -334,6 +398,13 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--collection")
     ask.add_argument("--pipeline", help="run a query pipeline YAML instead (e.g. yaml_pipelines/agentic.yaml)")
     ask.add_argument("--as-of", help="YYYY-MM-DD: answer from the statutes in force that day (default: today's)")
+    feedback = sub.add_parser("feedback", help="feedback on the last answer (👍/👎, the right article), or "
+                              "--export it as training pairs")
+    feedback.add_argument("verdict", nargs="?", help="up or down (👍 or 👎)")
+    feedback.add_argument("--last", action="store_true", help="on the last answer `ask` gave (the default)")
+    feedback.add_argument("--article", help="the article that answers the question, e.g. 劳动合同法第八十二条")
+    feedback.add_argument("--export", metavar="FILE", help="write the feedback as `train --pairs` input instead")
+    feedback.add_argument("--collection", help="with --export: only feedback on answers from this knowledge base")
     sub.add_parser("laws", help="list the laws of the statute database")
     sub.add_parser("export-yaml", help="regenerate yaml_pipelines/ from the builders")
     serve = sub.add_parser("serve", help="serve the REST and OpenAI-compatible API (Hayhooks)")
@@ -351,7 +422,9 @@ def ask_server(args: argparse.Namespace, client: ServerClient) -> None:
     """`ask`, answered by the running server (``POST /agentic_rag/run``)."""
     payload = {"query": validate_query(args.query), "mode": args.mode, "knowledge_base": args.collection,
                "as_of": args.as_of}
-    show_answer(RAGResult(**client.run("agentic_rag", payload)), args.json)
+    result = RAGResult(**client.run("agentic_rag", payload))
+    keep_last_answer(Settings.from_env(), result, payload["query"])
+    show_answer(result, args.json)
 
 
 def search_server(args: argparse.Namespace, client: ServerClient) -> None:
@@ -373,8 +446,17 @@ def stats_server(args: argparse.Namespace, client: ServerClient) -> None:
     print_stats(client.run("knowledge_bases", {"action": "stats", "name": args.collection}))
 
 
+def feedback_server(args: argparse.Namespace, client: ServerClient) -> None:
+    """`feedback` with an article, resolved and recorded by the running server (``POST /feedback``) that gave
+    the answer."""
+    answered = load_last_answer(Settings.from_env().data_dir)
+    record = client.post("/feedback", {"answer_id": answered.answer_id, "verdict": args.verdict,
+                                       "article": args.article})
+    print_feedback(record)
+
+
 FORWARDED: dict[str, Callable[[argparse.Namespace, ServerClient], None]] = {
-    "ask": ask_server, "search": search_server, "stats": stats_server,
+    "ask": ask_server, "search": search_server, "stats": stats_server, "feedback": feedback_server,
 }
 
 
@@ -403,7 +485,7 @@ def beside_server(args: argparse.Namespace, settings: Settings, error: StoreLock
 COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
     "setup": cmd_setup, "train": cmd_train, "index": cmd_index, "reweight": cmd_reweight, "search": cmd_search,
     "stats": cmd_stats, "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
-    "serve": cmd_serve,
+    "serve": cmd_serve, "feedback": cmd_feedback,
 }
 
 

@@ -2,7 +2,7 @@
 bearer authentication when ``API_KEY`` is set, and a request-body limit.
 
 The API routes are Hayhooks' (``/status``, ``/{deployment}/run``, ``/v1/chat/completions``) plus ``GET /index/jobs``
-(`interfaces.index_jobs_api`) and ``/docs`` served offline; the UI is static files that call those same routes. The
+(`interfaces.index_jobs_api`), ``POST /feedback`` (`interfaces.feedback_api`) and ``/docs`` served offline; the UI is static files that call those same routes. The
 deployments load after the server listens (`interfaces.startup`); a client that disconnects cancels its request's
 run (`interfaces.disconnects`). With ``API_KEY`` set, every route except ``/status``, ``/favicon.ico`` and the
 static UI files (code, no data; the page asks for the key and sends it) needs ``Authorization: Bearer <key>``.
@@ -202,6 +202,7 @@ def create_server_app(stop_server: Callable[[], None] | None = None) -> FastAPI:
     from hayhooks import create_app
 
     from interfaces.disconnects import DisconnectMiddleware
+    from interfaces.feedback_api import add_feedback_routes
     from interfaces.index_jobs_api import add_index_job_routes
     from interfaces.safe_logging import escape_markup_in_hayhooks_logs
     from interfaces.startup import Deployments, StatusGate, required_deployments
@@ -233,6 +234,7 @@ def create_server_app(stop_server: Callable[[], None] | None = None) -> FastAPI:
 
     add_offline_docs(app)
     add_index_job_routes(app)
+    add_feedback_routes(app)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_middleware(DisconnectMiddleware)

@@ -25,7 +25,8 @@ class ServerRequestError(ValueError):
 
 
 class ServerClient:
-    """Calls ``POST /{deployment}/run`` on the server at ``url`` (with ``Authorization: Bearer`` when ``api_key``)."""
+    """Calls ``POST /{deployment}/run`` (and ``POST /feedback``) on the server at ``url`` (with ``Authorization:
+    Bearer`` when ``api_key``)."""
 
     def __init__(self, url: str, api_key: str | None = None, timeout: float = ANSWER_TIMEOUT_S,
                  starting_wait: float = STARTING_WAIT_S) -> None:
@@ -35,12 +36,16 @@ class ServerClient:
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def run(self, deployment: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """The deployment's result (Hayhooks' ``{"result": ...}``); waits while the server is still starting (503
-        with ``Retry-After``)."""
+        """The deployment's result (Hayhooks' ``{"result": ...}``)."""
+        return self.post(f"/{deployment}/run", payload)["result"]
+
+    def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """``POST path`` with a JSON body: the JSON answer; waits while the server is still starting (503 with
+        ``Retry-After``)."""
         deadline = time.monotonic() + self.starting_wait
         while True:
             try:
-                response = httpx.post(f"{self.url}/{deployment}/run", json=payload, headers=self.headers,
+                response = httpx.post(f"{self.url}{path}", json=payload, headers=self.headers,
                                       timeout=httpx.Timeout(self.timeout, connect=5.0))
             except httpx.HTTPError as error:
                 raise ServerRequestError(f"the server at {self.url} did not answer: {error}") from error
@@ -48,7 +53,7 @@ class ServerClient:
                 time.sleep(min(2.0, float(response.headers.get("Retry-After") or 1)))
                 continue
             if response.is_success:
-                return response.json()["result"]
+                return response.json()
             raise ServerRequestError(f"the server at {self.url} answered {response.status_code}: {detail(response)}")
 
 

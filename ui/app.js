@@ -1,5 +1,5 @@
 // The web UI: talks only to the public API (POST /v1/chat/completions streaming, /index/run and GET /index/jobs/<id>,
-// /knowledge_bases/run). Text from the user, the model or the server is only ever set as textContent.
+// /knowledge_bases/run, /feedback). Text from the user, the model or the server is only ever set as textContent.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -220,6 +220,56 @@ function showResult(message, box, body, result) {
   const meta = el("div", { class: "meta", text: `${SITUATIONS[result.situation] || ""}${scoreText(result.scores)}` });
   if (result.needs_human) meta.append(el("span", { class: "needs-human", text: "　建议咨询专业人士" }));
   message.append(meta);
+  if (result.answer_id) message.append(feedbackBar(result));
+}
+
+// ---------- feedback on an answer: 👍 / 👎 and the right article (POST /feedback) ----------
+let datalistCount = 0;
+function feedbackBar(result) {
+  const bar = el("form", { class: "feedback" });
+  const listId = `articles-${++datalistCount}`;
+  const article = el("input", { type: "text", placeholder: "正确的条文是…（如 劳动合同法第八十二条）", list: listId,
+                                 "aria-label": "正确的条文" });
+  const options = el("datalist", { id: listId });
+  const status = el("span", { class: "status" });
+  const send = async (verdict) => {
+    const text = article.value.trim();
+    if (!verdict && !text) { status.className = "status error"; status.textContent = "请选择 👍 / 👎 或填写正确的条文"; return; }
+    bar.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    try {
+      const response = await fetch("/feedback", { method: "POST", headers: headers(), body: JSON.stringify(
+        { answer_id: result.answer_id, verdict: verdict || null, article: text || null }) });
+      if (!response.ok) throw new Error(await errorText(response));
+      const record = await response.json();
+      status.className = "status";
+      status.textContent = `已记录${record.article ? `：${record.article.replace(/^中华人民共和国/, "")}` : ""}，谢谢`;
+    } catch (error) {
+      status.className = "status error";
+      status.textContent = String(error.message || error).includes("fetch") ? "无法连接服务器" : error.message;
+    } finally {
+      bar.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+    }
+  };
+  let timer = null;
+  article.addEventListener("input", () => {  // a search box over the knowledge base's articles
+    clearTimeout(timer);
+    const text = article.value.trim();
+    if (text.length < 2) return;
+    timer = setTimeout(async () => {
+      try {
+        const found = await callApi("agentic_rag", { query: text, mode: "retrieve", top_k: 8,
+                                                     knowledge_base: result.knowledge_base || null });
+        options.replaceChildren(...(found.documents || []).map((d) => el("option", { value: String(d.key) })));
+      } catch { /* suggestions are a help: typing a citation works without them */ }
+    }, 300);
+  });
+  bar.append(el("button", { type: "button", class: "up", title: "回答有帮助", text: "👍 有帮助" }),
+             el("button", { type: "button", class: "down", title: "回答有问题", text: "👎 有问题" }),
+             article, options, el("button", { type: "submit", class: "send-article", text: "提交条文" }), status);
+  bar.querySelector(".up").addEventListener("click", () => send("up"));
+  bar.querySelector(".down").addEventListener("click", () => send("down"));
+  bar.addEventListener("submit", (e) => { e.preventDefault(); send(null); });
+  return bar;
 }
 
 // ---------- conversation kept across reloads (this browser only) ----------

@@ -1,6 +1,6 @@
 """The CLI beside a running `serve` (issue 50, item 3): ``ask``, ``search`` and ``stats`` are answered by the server
-that owns the embedded store, with the output they give without it; ``index`` says in one line how to index through
-it; a store held by anything else is still "in use"."""
+that owns the embedded store, with the output they give without it (``feedback`` on the server's answer too);
+``index`` says in one line how to index through it; a store held by anything else is still "in use"."""
 
 import json
 import os
@@ -60,7 +60,9 @@ def beside(tmp_path_factory, e5_model):
         with ServerProcess(env, log_path=data.parent / "server.log") as app:
             served = {name: cli(env, *args) for name, args in COMMANDS.items()}
             index = cli(env, "index", "--laws", "民法典", "--quiet")
-            yield {"data": data, "env": env, "alone": alone, "served": served, "index": index, "app": app}
+            feedback = cli(env, "feedback", "--last", "👎", "--article", "个人信息保护法第十四条")
+            yield {"data": data, "env": env, "alone": alone, "served": served, "index": index, "app": app,
+                   "feedback": feedback}
 
 
 def test_ask_search_and_stats_answer_beside_the_server_as_without_it(beside):
@@ -72,6 +74,18 @@ def test_ask_search_and_stats_answer_beside_the_server_as_without_it(beside):
         assert comparable(name, served.stdout) == comparable(name, alone.stdout)
     assert "第十四条" in json.loads(beside["served"]["ask"].stdout)["answer"]
     assert "74 documents" in beside["served"]["stats"].stdout
+
+
+def test_feedback_on_the_servers_answer_goes_to_the_server(beside):
+    """The last answer came from the server: the right article is resolved and recorded there."""
+    from application.feedback import FEEDBACK_FILE, FeedbackLog
+
+    done = beside["feedback"]
+    assert done.returncode == 0, done.stderr
+    answer_id = json.loads(beside["served"]["ask"].stdout)["answer_id"]
+    assert f"feedback recorded on answer {answer_id}" in done.stdout and "asking it" in done.stderr
+    record = FeedbackLog(beside["data"] / FEEDBACK_FILE).records()[-1]
+    assert (record["answer_id"], record["article"], record["source"]) == (answer_id, f"{PIPL}第十四条", "api")
 
 
 def test_the_server_records_itself_and_removes_the_record_when_it_stops(beside):

@@ -33,7 +33,7 @@ def server(tmp_path_factory, e5_model):
         with ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app:
             assert app.process is not None
             yield {"base": app.base_url, "llm": llm, "startup_seconds": app.startup_seconds, "pid": app.process.pid,
-                   "log": app.log_path}
+                   "log": app.log_path, "data": data}
 
 
 def run(server, payload, name="agentic_rag"):
@@ -286,3 +286,51 @@ def test_openai_clients_that_read_only_the_text_get_the_warnings_too(server):
     assert "〔注意：" in streamed and "2015-01-01" in streamed
     plain = client.chat.completions.create(model="agentic_rag", messages=question, extra_body={"mode": "rag"})
     assert "〔注意：" not in plain.choices[0].message.content
+
+
+def chat_stream_result(server, question):
+    """The ``rag_result`` event's data of a streamed chat answer."""
+    with httpx.stream("POST", f"{server['base']}/v1/chat/completions", timeout=120,
+                      json={"model": "agentic_rag", "stream": True, "mode": "rag",
+                            "messages": [{"role": "user", "content": question}]}) as response:
+        events = [json.loads(line[6:]) for line in response.iter_lines()
+                  if line.startswith("data: ") and line != "data: [DONE]"]
+    return next(e["event"]["data"] for e in events if (e.get("event") or {}).get("type") == "rag_result")
+
+
+def test_feedback_on_an_answer_is_stored_with_the_question_and_its_evidence(server):
+    """Issue 50, item 4: the answer_id of a REST result or of the chat stream's result names the answer."""
+    from application.feedback import FEEDBACK_FILE, FeedbackLog
+
+    result = run(server, {"query": QUESTION, "mode": "rag"}).json()["result"]
+    streamed = chat_stream_result(server, "个人信息保护法第十四条是怎么规定的")
+    assert result["answer_id"] and streamed["answer_id"] and result["answer_id"] != streamed["answer_id"]
+    first = httpx.post(f"{server['base']}/feedback", timeout=30,
+                       json={"answer_id": result["answer_id"], "verdict": "👎", "article": "个人信息保护法第十四条"})
+    assert first.status_code == 201, first.text
+    assert first.json()["article"] == f"{PIPL}第十四条" and first.json()["verdict"] == "down"
+    second = httpx.post(f"{server['base']}/feedback", timeout=30, json={"answer_id": streamed["answer_id"], "verdict": "up"})
+    assert second.status_code == 201, second.text
+    records = FeedbackLog(server["data"] / FEEDBACK_FILE).records()  # on disk when the server answered
+    assert [r["feedback_id"] for r in records[-2:]] == [first.json()["feedback_id"], second.json()["feedback_id"]]
+    assert records[-2]["question"] == QUESTION and f"{PIPL}第十四条" in records[-2]["evidence"]
+    assert records[-2]["answer"] == result["answer"] and records[-2]["knowledge_base"] == "statutes"
+
+
+@pytest.mark.parametrize(("body", "status", "message"), [
+    (None, 400, "the body must be JSON"),
+    ({}, 400, "answer_id is required"),
+    ({"answer_id": "nope", "verdict": "up"}, 404, "unknown answer_id 'nope'"),
+    ({"answer_id": "ANSWER", "verdict": "meh"}, 400, "verdict must be one of"),
+    ({"answer_id": "ANSWER"}, 400, "needs a verdict"),
+    ({"answer_id": "ANSWER", "article": "民法典第一条"}, 400, "unknown article"),
+    ({"answer_id": "ANSWER", "verdict": "up", "rating": 5}, 400, "unknown field(s) rating"),
+])
+def test_bad_feedback_is_a_one_line_4xx(server, body, status, message):
+    answer_id = run(server, {"query": QUESTION, "mode": "rag"}).json()["result"]["answer_id"]
+    content = b"" if body is None else json.dumps({k: answer_id if v == "ANSWER" else v for k, v in body.items()})
+    response = httpx.post(f"{server['base']}/feedback", content=content, timeout=30,
+                          headers={"content-type": "application/json"})
+    assert response.status_code == status, response.text
+    detail = response.json()["detail"]
+    assert message in detail and "\n" not in detail

@@ -51,7 +51,7 @@ def server(tmp_path_factory, e5_model):
         llm.add_rule("严谨的中国法律咨询助手", ANSWER, chunk_delay=0.05)  # streamed over ~1.5 s
         env = server_env(data, e5_model, llm.base_url, SERPAPI_API_KEY="ui-test-key", SERPAPI_BASE_URL=serp.base_url)
         with ServerProcess(env, log_path=data.parent / "server.log") as app:
-            yield {"base": app.base_url, "llm": llm, "serp": serp}
+            yield {"base": app.base_url, "llm": llm, "serp": serp, "data": data}
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +139,31 @@ def test_switching_to_rag_mode_skips_the_judge(page, server):
     assert "retrieve" in stages and len(server["llm"].calls("法律检索质量评估员")) == judge_calls
     sent = server["llm"].requests[-1]
     assert "处理敏感个人信息有什么要求" in json.dumps(sent["messages"], ensure_ascii=False)
+
+
+def test_feedback_under_an_answer_suggests_articles_and_is_stored(page, server):
+    """Issue 50, item 4: 👍 / 👎 and "the right article is …" with suggestions from the knowledge base."""
+    from application.feedback import FEEDBACK_FILE, FeedbackLog
+
+    message = ask(page, "处理个人信息需要告知什么", mode="rag")
+    bar = message.locator("form.feedback")
+    bar.locator("input").fill("个人信息保护法 同意")
+    page.wait_for_function("() => [...document.querySelectorAll('.msg.assistant:last-of-type form.feedback option')]"
+                           f".some(o => o.value === '{PIPL}第十四条')", timeout=30_000)
+    bar.locator("input").fill("个人信息保护法第十四条")
+    bar.locator("button.down").click()
+    page.wait_for_function("() => document.querySelector('.msg.assistant:last-of-type form.feedback .status')"
+                           ".textContent.startsWith('已记录')", timeout=30_000)
+    assert bar.locator(".status").inner_text() == "已记录：个人信息保护法第十四条，谢谢"
+    shot(page, "feedback")
+    record = FeedbackLog(server["data"] / FEEDBACK_FILE).records()[-1]
+    assert (record["question"], record["verdict"], record["article"]) == (
+        "处理个人信息需要告知什么", "down", f"{PIPL}第十四条")
+    bar.locator("input").fill("民法典第一条")
+    bar.locator("button.send-article").click()
+    page.wait_for_function("() => document.querySelector('.msg.assistant:last-of-type form.feedback .status')"
+                           ".classList.contains('error')", timeout=30_000)
+    assert "unknown article" in bar.locator(".status").inner_text()
 
 
 def test_the_conversation_survives_a_reload_and_new_chat_clears_it(page, server):
