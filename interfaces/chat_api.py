@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from fastapi import HTTPException
+from fastapi_openai_compat import ChatCompletion
+from fastapi_openai_compat.chat_completions.streaming import chat_completion_response
 from hayhooks.events import PipelineEvent
 from haystack import Document, logging
 from haystack.core.errors import PipelineRuntimeError
@@ -219,8 +221,9 @@ class ChatAPI:
         standalone, info = self.condenser.condense(history[:last], history[last]["content"])
         return standalone, info, options
 
-    async def chat(self, messages: list[dict], body: dict) -> str | AsyncGenerator[Any, None]:
-        """The OpenAI-compatible chat: the answer text, or (``stream``) an async generator of text pieces and events.
+    async def chat(self, messages: list[dict], body: dict) -> ChatCompletion | AsyncGenerator[Any, None]:
+        """The OpenAI-compatible chat: the answer as a `ChatCompletion` whose id is its ``answer_id``, or (``stream``)
+        an async generator of text pieces and events.
 
         Leaving the generator (the client disconnected: Hayhooks closes it) cancels the run: it stops at the next
         stage boundary, and an LLM answer being streamed stops at its next chunk.
@@ -229,7 +232,9 @@ class ChatAPI:
         if not body.get("stream"):
             result = await asyncio.to_thread(self.ask, query, **options)
             result.trace["condensed"] = condensed
-            return result.answer + warnings_note(result.warnings)
+            # its id is the answer_id, what `POST /feedback` names (a stream's `rag_result` event carries it)
+            return chat_completion_response(result.answer + warnings_note(result.warnings), result.answer_id or "",
+                                            str(body.get("model") or "agentic_rag"))
         return self._stream(query, condensed, options)
 
     async def _stream(self, query: str, condensed: dict, options: dict) -> AsyncGenerator[Any, None]:

@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from fastapi import HTTPException
+from fastapi_openai_compat import ChatCompletion
 from hayhooks import BasePipelineWrapper
 from pydantic import StrictInt
 
@@ -49,7 +50,8 @@ class PipelineWrapper(BasePipelineWrapper):
             raise HTTPException(status_code=499, detail="the client disconnected: the run was cancelled") from cancelled
 
     async def run_chat_completion_async(self, model: str, messages: list[dict],
-                                        body: dict) -> str | AsyncGenerator[Any, None]:
+                                        body: dict) -> ChatCompletion | AsyncGenerator[Any, None]:
         """OpenAI-compatible chat over the knowledge base; follow-up questions use the conversation history. A client
-        that disconnects mid-stream cancels its run."""
+        that disconnects mid-stream cancels its run. A non-streamed answer's id is its ``answer_id`` (for
+        ``POST /feedback``)."""
         return await self.api.chat(messages, body)

@@ -311,10 +311,17 @@ def test_feedback_on_an_answer_is_stored_with_the_question_and_its_evidence(serv
     assert first.json()["article"] == f"{PIPL}第十四条" and first.json()["verdict"] == "down"
     second = httpx.post(f"{server['base']}/feedback", timeout=30, json={"answer_id": streamed["answer_id"], "verdict": "up"})
     assert second.status_code == 201, second.text
+    client = openai.OpenAI(base_url=f"{server['base']}/v1", api_key="unused")  # a non-streamed chat: its id
+    reply = client.chat.completions.create(model="agentic_rag", messages=[{"role": "user", "content": "同意可以撤回吗"}],
+                                           extra_body={"mode": "rag"})
+    third = httpx.post(f"{server['base']}/feedback", timeout=30, json={"answer_id": reply.id, "verdict": "up"})
+    assert third.status_code == 201, third.text
     records = FeedbackLog(server["data"] / FEEDBACK_FILE).records()  # on disk when the server answered
-    assert [r["feedback_id"] for r in records[-2:]] == [first.json()["feedback_id"], second.json()["feedback_id"]]
-    assert records[-2]["question"] == QUESTION and f"{PIPL}第十四条" in records[-2]["evidence"]
-    assert records[-2]["answer"] == result["answer"] and records[-2]["knowledge_base"] == "statutes"
+    assert [r["feedback_id"] for r in records[-3:]] == [first.json()["feedback_id"], second.json()["feedback_id"],
+                                                        third.json()["feedback_id"]]
+    assert records[-3]["question"] == QUESTION and f"{PIPL}第十四条" in records[-3]["evidence"]
+    assert records[-3]["answer"] == result["answer"] and records[-3]["knowledge_base"] == "statutes"
+    assert records[-1]["question"] == "同意可以撤回吗" and reply.choices[0].message.content == records[-1]["answer"]
 
 
 @pytest.mark.parametrize(("body", "status", "message"), [
