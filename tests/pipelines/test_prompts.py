@@ -32,6 +32,13 @@ def test_passed_or_plain_evidence_gets_the_consultation_structure(situation: str
     assert "现有资料可能不足" not in prompt and "【尚缺信息】" not in prompt
 
 
+@pytest.mark.parametrize("situation", ["sufficient", "unjudged"])
+def test_the_analysis_asks_for_the_relation_and_the_disputed_point_not_the_question_again(situation: str) -> None:
+    """Issue 50, item 6: 【问题分析】 restated the question half the time (research/reports/analysis_prompt_study.md)."""
+    analysis = next(line for line in render(situation).splitlines() if line.startswith("【问题分析】"))
+    assert "法律关系" in analysis and "争议焦点" in analysis and "不要复述问题" in analysis
+
+
 def test_partial_evidence_asks_for_a_conclusion_what_is_missing_and_a_rephrasing() -> None:
     """Issue 20: a partial answer opened with a stock sentence (现有资料可能不足以完整回答); now it concludes."""
     prompt = render("partial", notes="评估认为还缺少：例外情形")
