@@ -155,7 +155,7 @@ def fold_metrics(rows: list[dict], judged: int) -> dict[str, float]:
 def llm_rows(rows: list[dict], settings, sample: int, seed: int, out: Path) -> list[dict]:
     """The LLM judge on a fixed sample of the out-of-fold questions, reading the same passages (cached per qid)."""
     from components.evaluators.llm_quality_judge import LLMQualityJudge
-    from document_store.stored_points import articles_by_key
+    from provisioning.training_pairs import articles_by_key
 
     done = {r["qid"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} if out.exists() else {}
     chosen = random.Random(seed).sample(rows, min(sample, len(rows)))

@@ -135,12 +135,6 @@ def to_points(documents: list[Document], use_sparse_embeddings: bool) -> list[mo
     return points
 
 
-def articles_by_key(store: AnyStore) -> dict[str, Document]:
-    """Every stored article by its ``meta.key`` (every version: older versions' keys carry their date), read in
-    one pass (for training and studies that need the texts of given articles)."""
-    return {str(doc.meta["key"]): doc for doc in store.filter_documents() if doc.meta.get("key")}
-
-
 def stored_points(store: AnyStore) -> StoredPoints:
     """The `StoredPoints` of ``store``: an Edge store itself, a qdrant-client store through `ClientPoints`."""
     return store if isinstance(store, QdrantEdgeDocumentStore) else ClientPoints(store)

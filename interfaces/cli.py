@@ -1,4 +1,6 @@
-"""Command line: ``python -m pipelines {setup,train,index,reweight,search,ask,feedback,stats,laws,export-yaml,serve,demo}``.
+"""Command line: ``python -m pipelines {index,reweight,search,ask,feedback,stats,laws,export-yaml,serve}``, and the
+commands that extensions installed under the ``agentic_rag.cli`` entry point add (`CliExtension`): the model
+tooling's ``setup``, ``train`` and ``demo`` (`provisioning.commands`).
 
 Usage::
 
@@ -13,7 +15,9 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +35,10 @@ from application.feedback import (
     resolve_article,
     save_last_answer,
 )
-from application.validation import SAMPLE_QUESTION, validate_query
+from application.validation import validate_query
 from config.settings import Settings
+from document_store.errors import StoreConfigError, StoreLockedError
 from document_store.knowledge_bases import knowledge_base_name
-from document_store.qdrant_store import StoreConfigError, StoreLockedError
 from document_store.source_manifest import SourceManifest
 from document_store.statute_db import CURRENT, StatuteDB, UnknownLawError
 from document_store.stored_points import AnyStore
@@ -49,44 +53,28 @@ from pipelines.stores import open_document_store
 
 EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, StoreConfigError, LLMServerError, ValueError,
                    UnknownAnswerError)
+EXTENSIONS_GROUP = "agentic_rag.cli"
+
+Command = Callable[[argparse.Namespace, Settings], None]
 
 
-def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
-    from provisioning.phases import Phases
-    from provisioning.provision import provision
+@dataclass(frozen=True)
+class CliExtension:
+    """Commands a package adds to this command line (by an ``agentic_rag.cli`` entry point naming an instance):
+    ``add_parsers`` adds their sub-parsers (and may add options to the product's own), ``commands`` maps a command's
+    name to what runs it (a product command's name replaces the product's, e.g. a ``serve`` that prepares first)."""
 
-    phases = Phases()
-    for line in provision(settings, llm=not args.no_llm, train=not args.no_train, phases=phases):
-        print(line)
-    print("\n".join(phases.summary()))
-
-
-def cmd_train(args: argparse.Namespace, settings: Settings) -> None:
-    from provisioning.train import train_models
-
-    pairs: str | list | None = args.pairs
-    if args.with_feedback:
-        pairs = with_feedback(settings, args.pairs, args.collection)
-    result = train_models(settings, pairs=pairs, collection=args.collection, progress=not args.quiet)
-    how = "reused from cache" if result.reused else "trained"
-    if result.embedder:
-        print(f"adapted embedder {how}: {result.embedder} (linked at {settings.adapted_embedding_model}; "
-              "knowledge bases are re-embedded by the next `index` run)")
-    print(f"relevance evaluator {how}: {result.model}")
-    print(f"EVALUATOR_MODEL {settings.evaluator_model} -> {result.model}")
+    add_parsers: Callable[[argparse._SubParsersAction], None]
+    commands: Mapping[str, Command] = field(default_factory=dict)
 
 
-def with_feedback(settings: Settings, pairs: str | None, collection: str | None) -> list:
-    """The training pairs (``--pairs`` or the default) and the pairs users' feedback on answers from
-    ``collection`` (default: the default knowledge base) gives (`FeedbackLog.pairs`)."""
-    from provisioning.train import default_pairs
-    from provisioning.training_pairs import Pair, load_pairs
-
-    log = FeedbackLog(settings.data_dir / FEEDBACK_FILE)
-    given = [Pair(p["query"], tuple(p["gold"]), f"feedback-{i}")
-             for i, p in enumerate(log.pairs(collection or settings.collection), start=1)]
-    print(f"with {len(given)} pair(s) from feedback ({log.path})")
-    return load_pairs(pairs or default_pairs(settings)) + given
+def installed_extensions() -> tuple[CliExtension, ...]:
+    """The `CliExtension`s installed packages declare under the ``agentic_rag.cli`` entry point group."""
+    found = tuple(point.load() for point in entry_points(group=EXTENSIONS_GROUP))
+    for extension in found:
+        if not isinstance(extension, CliExtension):
+            raise TypeError(f"an {EXTENSIONS_GROUP} entry point must name a CliExtension, got {type(extension)}")
+    return found
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
@@ -296,18 +284,22 @@ def serve_command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "interfaces.server_app", "--host", host, "--port", str(port)], env
 
 
+def stack_line(settings: Settings) -> str:
+    """Which stack these settings answer with, in one line, and how to build the rest when it is not the full one."""
+    from pipelines.judges import describe_judge, evaluator_scope
+
+    embedder = Path(settings.embedding_model).name
+    full = Path(settings.embedding_model) == Path(settings.adapted_embedding_model) and evaluator_scope(settings) == "full"
+    line = f"answering with the {'full' if full else 'quick'} stack: embedder {embedder}; judge: {describe_judge(settings)}"
+    if full or not settings.trained_models:
+        return line
+    return (f"{line}. The full stack (adapted embedder, evaluator over every article, ~20 min): `make run` or "
+            "`python -m pipelines setup`, then restart the server")
+
+
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
     """Run the Hayhooks server in the foreground, as this very process (exec): a service manager's SIGTERM, or
     Ctrl-C, reaches the server itself, which stops gracefully and stops the embedded LLM with it."""
-    if args.prepare:
-        from interfaces.demo import quick_stack
-        from provisioning.phases import Phases
-
-        phases = Phases()
-        quick_stack(settings, build_parser(), cmd_index, phases)
-        print("\n".join(phases.summary()), flush=True)
-    from interfaces.demo import stack_line
-
     print(stack_line(Settings.from_env()), flush=True)  # what the server's own settings will load
     command, env = serve_command(args.host, args.port)
     print(f"serving on http://{args.host}:{args.port}  (web UI: /ui/, OpenAI-compatible: /v1/chat/completions, "
@@ -351,27 +343,10 @@ def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
         print(f"        {version.law_name} {version.version_date} ({version.status})")
 
 
-def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
-    """The main job: the models, a first answer with the agentic pipeline, then the full trained stack
-    (`interfaces.demo`)."""
-    from interfaces.demo import run_demo
-
-    # the sub-commands' own parser and defaults, so the demo's calls cannot drift from the CLI
-    run_demo(validate_query(args.query), settings, build_parser(), cmd_index, cmd_ask)
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(extensions: Sequence[CliExtension] | None = None) -> argparse.ArgumentParser:
+    """The product's commands and those of ``extensions`` (default: the installed ones, `installed_extensions`)."""
     parser = argparse.ArgumentParser(prog="python -m pipelines", description="Agentic RAG over Chinese statutes")
     sub = parser.add_subparsers(dest="command", required=True)
-    setup = sub.add_parser("setup", help="build the offline models (idempotent)")
-    setup.add_argument("--no-llm", action="store_true", help="no LLM")
-    setup.add_argument("--no-train", action="store_true", help="do not train the embedder and the relevance evaluator")
-    train = sub.add_parser("train", help="train the adapted embedder and the relevance evaluator (default: the bundled STARD pairs)")
-    train.add_argument("--pairs", help='JSON lines {"query": ..., "gold": [article keys]} (default: STARD train)')
-    train.add_argument("--collection", help="the indexed knowledge base the gold keys name (default: all statutes)")
-    train.add_argument("--quiet", action="store_true", help="no progress output")
-    train.add_argument("--with-feedback", action="store_true",
-                       help="add the pairs that feedback on answers gives (`feedback --export` shows them)")
     index = sub.add_parser("index", help="index laws from the statute database and/or .txt/.md files")
     index.add_argument("--laws", nargs="*", help="law names (short names work; 'all' = every law in force)")
     index.add_argument("--versions", action="store_true",
@@ -410,11 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the REST and OpenAI-compatible API (Hayhooks)")
     serve.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
-    serve.add_argument("--no-prepare", dest="prepare", action="store_false",
-                       help="serve the models and store as they are (default: first build what a first answer needs, "
-                            "as `demo` does, skipping what is there)")
-    demo = sub.add_parser("demo", help="setup + index the default laws + answer a sample question")
-    demo.add_argument("query", nargs="?", default=SAMPLE_QUESTION)
+    for extension in installed_extensions() if extensions is None else extensions:
+        extension.add_parsers(sub)
     return parser
 
 
@@ -482,19 +454,22 @@ def beside_server(args: argparse.Namespace, settings: Settings, error: StoreLock
         " with --pipeline (without it, `ask` asks the server)" if getattr(args, "pipeline", None) else ""))
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], None]] = {
-    "setup": cmd_setup, "train": cmd_train, "index": cmd_index, "reweight": cmd_reweight, "search": cmd_search,
-    "stats": cmd_stats, "laws": cmd_laws, "demo": cmd_demo, "ask": cmd_ask, "export-yaml": cmd_export_yaml,
-    "serve": cmd_serve, "feedback": cmd_feedback,
+COMMANDS: dict[str, Command] = {
+    "index": cmd_index, "reweight": cmd_reweight, "search": cmd_search, "stats": cmd_stats, "laws": cmd_laws,
+    "ask": cmd_ask, "export-yaml": cmd_export_yaml, "serve": cmd_serve, "feedback": cmd_feedback,
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, extensions: Sequence[CliExtension] | None = None) -> int:
+    """Run one command (``argv``, default: the process's arguments) with the product's commands and those of
+    ``extensions`` (default: the installed ones); the exit code."""
+    extensions = installed_extensions() if extensions is None else extensions
+    args = build_parser(extensions).parse_args(argv)
+    commands = {**COMMANDS, **{name: run for extension in extensions for name, run in extension.commands.items()}}
     try:
         settings = Settings.from_env()
         try:
-            COMMANDS[args.command](args, settings)
+            commands[args.command](args, settings)
         except StoreLockedError as error:
             beside_server(args, settings, error)
     except EXPECTED_ERRORS as error:

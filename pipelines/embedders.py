@@ -94,14 +94,6 @@ def text_embedder(settings: Settings) -> OnnxTextEmbedder | SentenceTransformers
     return SentenceTransformersTextEmbedder(prefix=settings.query_prefix, **_common(settings))
 
 
-def load_sentence_transformer(settings: Settings) -> Any:
-    """The bare `SentenceTransformer` the embedders wrap (for benchmarks that compare against it)."""
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(device="cpu", **{k: v for k, v in model_arguments(settings).items() if k != "model"},
-                               model_name_or_path=model_arguments(settings)["model"])
-
-
 @lru_cache(maxsize=8)
 def _digest(path: str, size: int, mtime: float) -> str:
     sha = hashlib.sha256()

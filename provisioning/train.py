@@ -48,7 +48,6 @@ from tqdm import tqdm
 from components.evaluators.relevance_evaluator import CALIBRATION_FILE
 from config.settings import Settings
 from document_store.knowledge_bases import knowledge_base_name
-from document_store.stored_points import articles_by_key
 from pipelines.embedders import embedding_fingerprint
 from pipelines.stores import open_document_store
 from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
@@ -57,7 +56,7 @@ from provisioning.isolated import in_child
 from provisioning.mining import MINING_DEPTH, MINING_POOL, corpus_articles, mine_candidates
 from provisioning.onnx_export import is_complete
 from provisioning.phases import Phases
-from provisioning.training_pairs import DEFAULT_PAIRS, Pair, check_gold, load_pairs, pairs_digest
+from provisioning.training_pairs import DEFAULT_PAIRS, Pair, articles_by_key, check_gold, load_pairs, pairs_digest
 
 if TYPE_CHECKING:
     from haystack import Document

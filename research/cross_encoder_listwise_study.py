@@ -40,8 +40,8 @@ def passage(doc) -> str:
 
 def corpus() -> dict:
     from benchmarks.indexing import bench_settings
-    from document_store.stored_points import articles_by_key
     from pipelines.stores import open_document_store
+    from provisioning.training_pairs import articles_by_key
 
     store = open_document_store(bench_settings())
     by_key = articles_by_key(store)

@@ -59,7 +59,7 @@ def gold_texts(pairs: dict, found: dict) -> dict[str, str]:
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8"))
     from benchmarks.indexing import bench_retrieval
-    from document_store.stored_points import articles_by_key
+    from provisioning.training_pairs import articles_by_key
 
     store, _ = bench_retrieval(bench_settings())
     by_key = articles_by_key(store)

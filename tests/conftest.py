@@ -51,12 +51,11 @@ def tiny_evaluator(tmp_path_factory: pytest.TempPathFactory, e5_model: Path) -> 
     import random
 
     from components.evaluators.relevance_evaluator import CALIBRATION_FILE
-    from document_store.stored_points import articles_by_key
     from pipelines.indexing import Indexer, law_sources
     from pipelines.retrieval import build_retrieval_pipeline, retrieve
     from pipelines.stores import open_document_store
     from provisioning.evaluator_training import Recipe, train_evaluator
-    from provisioning.training_pairs import Pair
+    from provisioning.training_pairs import Pair, articles_by_key
 
     root = tmp_path_factory.mktemp("tiny_evaluator")
     settings = Settings(qdrant_path=root / "qdrant", embedding_model=str(e5_model))

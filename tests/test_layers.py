@@ -29,3 +29,16 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     result = lint_imports(copy)
     assert result.returncode != 0
     assert "components.retrievers.dense_retriever -> application.rag" in result.stdout
+
+
+def test_an_interface_importing_the_model_tooling_breaks_the_contract(tmp_path: Path) -> None:
+    """The command line is product: it reaches setup/train through its entry point, never by an import (not even a
+    lazy one, which the contract sees too)."""
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", "data", "models", ".git", "test-artifacts",
+                                                              "*.jsonl", "node_modules", "__pycache__"))
+    with open(copy / "interfaces" / "cli.py", "a", encoding="utf-8") as handle:
+        handle.write("\n\ndef _tooling():\n    from provisioning.phases import Phases  # noqa: F401\n")
+    result = lint_imports(copy)
+    assert result.returncode != 0
+    assert "interfaces.cli -> provisioning.phases" in result.stdout

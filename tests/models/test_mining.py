@@ -8,14 +8,13 @@ from collections import Counter
 import pytest
 
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from document_store.stored_points import articles_by_key
 from helpers.jieba_tokenizer import term_id
 from helpers.sparse_terms import BM25Matrix, bm25_vector
 from pipelines.indexing import Indexer, law_sources
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 from pipelines.stores import open_document_store
 from provisioning.mining import bm25_pools, corpus_articles, mine_candidates
-from provisioning.training_pairs import Pair
+from provisioning.training_pairs import Pair, articles_by_key
 
 PIPL = "中华人民共和国个人信息保护法"
 QUESTIONS = ["公司收集我的个人信息需要我同意吗", "个人信息可以提供给境外吗", "敏感个人信息包括哪些", "未成年人的个人信息怎么处理",

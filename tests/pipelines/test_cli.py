@@ -5,7 +5,7 @@ import pytest
 from application.validation import MAX_QUERY_CHARS
 from harness.llm_script import ANSWERER, JUDGE, REWRITER, judge
 from harness.openai_server import ScriptedOpenAIServer
-from interfaces.cli import main
+from interfaces.cli import CliExtension, build_parser, installed_extensions, main
 from tests.support.training import PIPL, pairs_file, pipl_pairs
 
 
@@ -232,3 +232,39 @@ def test_a_first_run_prints_no_library_noise(settings, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert "Building prefix dict" not in done.stdout and "Warning" not in done.stdout
+
+
+def test_the_product_cli_without_extensions_has_no_tooling_commands(capsys):
+    with pytest.raises(SystemExit) as raised:
+        build_parser(extensions=()).parse_args(["setup"])
+    assert raised.value.code == 2 and "invalid choice: 'setup'" in capsys.readouterr().err
+    assert build_parser(extensions=()).parse_args(["serve"]).command == "serve"
+
+
+def test_the_installed_tooling_adds_setup_train_demo_and_serves_after_preparing():
+    from provisioning.commands import TOOLING, cmd_prepare_and_serve
+
+    assert TOOLING in installed_extensions()  # pyproject.toml's agentic_rag.cli entry point
+    parser = build_parser()
+    assert parser.parse_args(["train", "--with-feedback"]).with_feedback is True
+    assert parser.parse_args(["setup", "--no-train"]).no_train is True
+    assert parser.parse_args(["demo"]).query
+    assert TOOLING.commands["serve"] is cmd_prepare_and_serve
+
+
+def test_an_extension_command_runs_and_its_errors_are_one_line(settings, capsys):
+    seen = []
+
+    def add_parsers(sub):
+        sub.add_parser("hello").add_argument("name")
+
+    def hello(args, given):
+        seen.append((args.name, given.collection))
+        if args.name == "bad":
+            raise ValueError("no such name")
+
+    extension = CliExtension(add_parsers=add_parsers, commands={"hello": hello})
+    assert main(["hello", "世界"], extensions=[extension]) == 0
+    assert seen == [("世界", settings.collection)]
+    assert main(["hello", "bad"], extensions=[extension]) == 2
+    assert capsys.readouterr().err == "error: no such name\n"

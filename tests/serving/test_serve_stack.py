@@ -4,8 +4,7 @@ import json
 from pathlib import Path
 
 from config.settings import ADAPTED_EMBEDDER, EVALUATOR, Settings
-from interfaces.cli import build_parser
-from interfaces.demo import stack_line
+from interfaces.cli import build_parser, stack_line
 
 
 def install_evaluator(models: Path, scope: str) -> None:

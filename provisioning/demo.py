@@ -1,4 +1,5 @@
-"""``python -m pipelines demo`` (what ``make run`` does): the first answer first, the full stack after it.
+"""``python -m pipelines demo`` (what ``make run`` does): the first answer first, the full stack after it. Steps
+1–3 without the answer are what ``serve`` builds before it starts (`quick_stack`).
 
 1. The offline models (e5-small, its int8 ONNX export, the GGUF), no training.
 2. A judge for the first answer: the installed full evaluator if `setup` trained it already, else the quick
@@ -18,13 +19,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable
 from pathlib import Path
 
 from config.settings import Settings
+from interfaces.cli import Command
 from provisioning.phases import Phases
-
-Command = Callable[[argparse.Namespace, Settings], None]
 
 
 def first_judge(settings: Settings, phases: Phases) -> str:
@@ -59,19 +58,6 @@ def quick_stack(settings: Settings, parser: argparse.ArgumentParser, index: Comm
     with phases.phase("index the default laws"):
         index(parser.parse_args(["index", "--quiet"]), current)
     return current, used
-
-
-def stack_line(settings: Settings) -> str:
-    """Which stack these settings answer with, in one line, and how to build the rest when it is not the full one."""
-    from pipelines.judges import describe_judge, evaluator_scope
-
-    embedder = Path(settings.embedding_model).name
-    full = Path(settings.embedding_model) == Path(settings.adapted_embedding_model) and evaluator_scope(settings) == "full"
-    line = f"answering with the {'full' if full else 'quick'} stack: embedder {embedder}; judge: {describe_judge(settings)}"
-    if full or not settings.trained_models:
-        return line
-    return (f"{line}. The full stack (adapted embedder, evaluator over every article, ~20 min): `make run` or "
-            "`python -m pipelines setup`, then restart the server")
 
 
 def run_demo(query: str, settings: Settings, parser: argparse.ArgumentParser, index: Command, ask: Command) -> None:
