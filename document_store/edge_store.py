@@ -49,7 +49,8 @@ from document_store.edge_filters import BOOL_TWINS, bool_twin, edge_filter, qdra
 from document_store.edge_points import to_document, to_point, twins
 from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, HNSW_FULL_SCAN_KB, WARM, search_ef
 from document_store.edge_warmup import read_payloads, warm_graph
-from document_store.qdrant_store import PAYLOAD_INDEXES, StoreConfigError, StoreLockedError
+from document_store.errors import StoreConfigError, StoreLockedError
+from document_store.payload_indexes import PAYLOAD_INDEXES
 
 logger = logging.getLogger(__name__)
 

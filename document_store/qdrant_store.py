@@ -34,29 +34,14 @@ from qdrant_client import QdrantClient
 from qdrant_client.http import models as rest
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
+from document_store.errors import StoreConfigError
+from document_store.payload_indexes import PAYLOAD_INDEXES
+
 logger = logging.getLogger(__name__)
 
-# Payload indexes for the filters we use (a server and Qdrant Edge use them; local mode scans instead). Every
-# search filters by ``meta.in_force`` (`helpers.statute_versions.version_filter`), an ``as_of`` date by the
-# validity bounds: without their indexes the engine reads every candidate's payload (Edge: 240 ms a query over
-# 24,000 articles instead of 6).
-PAYLOAD_INDEXES = [
-    {"field_name": f"meta.{name}", "field_schema": "keyword"}
-    for name in ("law", "source", "key", "status", "article_no")
-] + [{"field_name": "meta.in_force", "field_schema": "bool"}] + [
-    {"field_name": f"meta.{name}", "field_schema": "integer"} for name in ("valid_from", "valid_to")]
 COLLECTION_NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 API_KEY_ENV = "QDRANT_API_KEY"
 REINDEX = "delete it and re-index with `python -m pipelines index`"
-
-
-class StoreLockedError(RuntimeError):
-    """Another process holds the embedded store open."""
-
-
-class StoreConfigError(RuntimeError):
-    """The store cannot be used as configured (server unreachable, API key refused, collection made for other
-    vectors); the message is one line that says what to do."""
 
 
 def validate_collection_name(name: str) -> str:

@@ -29,7 +29,7 @@ from haystack.utils.filters import FilterError, document_matches_filter
 from application.index_jobs import DONE, get_index_jobs
 from application.service import RAGService, UnknownKnowledgeBaseError, get_service
 from application.validation import MAX_QUERY_CHARS, validate_query
-from document_store.qdrant_store import StoreConfigError, StoreLockedError
+from document_store.errors import StoreConfigError, StoreLockedError
 from document_store.statute_db import UnknownLawError
 from document_store.text_files import FileLoadError
 from helpers.cancellation import Cancellation, RunCancelled

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from haystack import Document
 from haystack.dataclasses import SparseEmbedding
-from haystack.document_stores.errors import DuplicateDocumentError
+from haystack.document_stores.errors import DocumentStoreError, DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
 from haystack.testing.document_store import DocumentStoreBaseTests
 from haystack.utils.filters import FilterError
@@ -20,7 +20,7 @@ from qdrant_client.http import models as rest
 
 from document_store.edge_filters import edge_filter
 from document_store.edge_store import QdrantEdgeDocumentStore
-from document_store.qdrant_store import StoreConfigError, StoreLockedError
+from document_store.errors import StoreConfigError, StoreLockedError
 
 
 def _stripped(documents: list[Document]) -> list[Document]:
@@ -101,14 +101,15 @@ def test_a_second_owner_gets_the_store_in_use_error(tmp_path: Path) -> None:
     store = QdrantEdgeDocumentStore(path=str(path), embedding_dim=4)
     store.write_documents([Document(id="a", content="x", embedding=[1.0, 0, 0, 0])])
     script = ("from document_store.edge_store import QdrantEdgeDocumentStore as S\n"
-              "from document_store.qdrant_store import StoreConfigError, StoreLockedError\n"
+              "from document_store.errors import StoreLockedError\n"
               f"try:\n    S(path={str(path)!r}, embedding_dim=4).count_documents()\n"
               "except StoreLockedError as e:\n    print('LOCKED', e)")
     other = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
                            cwd=Path(__file__).resolve().parents[2], timeout=120)
     assert other.stdout.startswith("LOCKED") and "in use" in other.stdout, other.stderr[-500:]
-    with pytest.raises(StoreLockedError):  # a second object in this process too
+    with pytest.raises(StoreLockedError) as raised:  # a second object in this process too
         QdrantEdgeDocumentStore(path=str(path), embedding_dim=4).count_documents()
+    assert isinstance(raised.value, DocumentStoreError)  # what Haystack's callers of a store catch
     store.close()
     reopened = QdrantEdgeDocumentStore(path=str(path), embedding_dim=4)  # released on close, data kept
     assert reopened.count_documents() == 1

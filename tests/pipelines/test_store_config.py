@@ -17,14 +17,9 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from qdrant_client import QdrantClient, models
 
 from config.settings import Settings
+from document_store.errors import StoreConfigError
 from document_store.knowledge_bases import open_store
-from document_store.qdrant_store import (
-    StoreConfigError,
-    StoreLocation,
-    connect_qdrant_store,
-    list_collections,
-    open_qdrant_store,
-)
+from document_store.qdrant_store import StoreLocation, connect_qdrant_store, list_collections, open_qdrant_store
 from interfaces.chat_api import http_errors
 from interfaces.cli import main
 from pipelines.stores import open_document_store, store_location
