@@ -24,9 +24,8 @@ from haystack.dataclasses import StreamingChunk
 from application.steps import StepCallback, run_with_steps
 from components.builders.answer_finalizer import citation_of
 from config.settings import Settings
-from document_store.knowledge_bases import knowledge_base_name
 from document_store.source_manifest import SourceManifest
-from document_store.stored_points import AnyStore
+from document_store.statute_store import StatuteStore
 from helpers.cancellation import Cancellation
 from helpers.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
 from helpers.result import RAGResult
@@ -101,9 +100,9 @@ class AgenticRAG:
     `refresh_warnings` after indexing changed it, and those of the request's ``as_of``.
     """
 
-    def __init__(self, store: AnyStore, settings: Settings, top_k: int = 10) -> None:
+    def __init__(self, store: StatuteStore, settings: Settings, top_k: int = 10) -> None:
         self.store, self.settings, self.top_k = store, settings, top_k
-        self.name = knowledge_base_name(store)
+        self.name = store.knowledge_base
         self.pipelines = {"agentic": build_agentic_pipeline(store, settings, top_k),
                           "rag": build_rag_pipeline(store, settings, top_k),
                           "retrieve": build_retrieval_pipeline(store, settings, top_k=top_k)}

@@ -175,7 +175,7 @@ class RAGService:
         rag = self.rag(validate_collection_name(name))
         with self._lock:
             rag.close()
-            delete_knowledge_base(store_location(self.settings), name, rag.store)
+            delete_knowledge_base(rag.store)
             del self._rags[name]
             self._agents.pop(name, None)
 

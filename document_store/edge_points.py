@@ -13,11 +13,15 @@ Usage::
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import qdrant_edge as edge
 from haystack import Document
+from haystack.document_stores.errors import DuplicateDocumentError
+from haystack.document_stores.types import DuplicatePolicy
 from haystack_integrations.document_stores.qdrant.converters import (
     DENSE_VECTORS_NAME,
     SPARSE_VECTORS_NAME,
@@ -78,3 +82,21 @@ def to_point(document: Document) -> edge.Point:
 def twins(meta: dict[str, Any]) -> dict[str, int]:
     """The 0/1 twins of ``meta``'s booleans (`edge_filters.BOOL_TWINS`)."""
     return {k: int(v) for k, v in meta.items() if isinstance(v, bool)}
+
+
+def to_write(documents: list[Document], policy: DuplicatePolicy, stored: Callable[[list[str]], set[str]],
+             where: str) -> list[Document]:
+    """The documents a write under ``policy`` writes: ``OVERWRITE`` the last of each id; ``SKIP`` the first of each
+    id not ``stored`` yet; ``NONE`` and ``FAIL`` the documents, or `DuplicateDocumentError` for an id already stored
+    (``stored(ids)`` says which are) or repeated in the list."""
+    if policy is DuplicatePolicy.OVERWRITE:
+        return list({d.id: d for d in documents}.values())
+    unique = list({d.id: d for d in reversed(documents)}.values())[::-1]  # the first of each id
+    held = stored([d.id for d in unique])
+    if policy is DuplicatePolicy.SKIP:
+        return [d for d in unique if d.id not in held]
+    if held or len(unique) < len(documents):
+        counts = Counter(d.id for d in documents)
+        repeated = sorted(held | {i for i, n in counts.items() if n > 1})
+        raise DuplicateDocumentError(f"ID {', '.join(repeated[:3])} already exists in {where}")
+    return unique

@@ -1,4 +1,4 @@
-"""How the Edge store sizes its search: exact below `EXACT_BELOW` articles, an HNSW graph above, and the graph's
+"""How the Edge store configures its shard and sizes its search: exact below `EXACT_BELOW` articles, an HNSW graph above, and the graph's
 search beam width (``hnsw_ef``) by the number of articles, for recall ≥ 0.99 of the exact search.
 
 Usage::
@@ -10,7 +10,11 @@ Usage::
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import qdrant_edge as edge
+from haystack_integrations.document_stores.qdrant.converters import DENSE_VECTORS_NAME, SPARSE_VECTORS_NAME
 
 HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: a filtered search over fewer vectors' kilobytes scans exactly
 # From this many articles on, `optimize()` builds an HNSW graph; below, searches are exact (~2.5 ms; scale_edge.md)
@@ -34,3 +38,25 @@ WARM = edge.Memory.Cached
 def search_ef(points: int) -> int:
     """The ``hnsw_ef`` a search over a shard of ``points`` articles uses."""
     return WIDER_EF if points >= WIDER_EF_FROM else HNSW_EF
+
+
+def shard_config(embedding_dim: int, hnsw_m: int, hnsw_ef_construct: int, exact_below: int) -> edge.EdgeConfig:
+    """A shard's configuration: cosine dense vectors of ``embedding_dim``, BM25 sparse vectors with the IDF
+    modifier, an HNSW graph (``hnsw_m`` = 0: none) built once a segment holds ``exact_below`` articles."""
+    hnsw = edge.HnswIndexConfig(m=hnsw_m, ef_construct=hnsw_ef_construct, full_scan_threshold=HNSW_FULL_SCAN_KB,
+                                memory=WARM)
+    dense = edge.EdgeVectorParams(size=embedding_dim, distance=edge.Distance.Cosine, memory=WARM)
+    sparse = edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)
+    # the engine keeps a segment whose vectors take fewer kilobytes than this without a graph (exact search)
+    plain_kb = -(-exact_below * embedding_dim * 4 // 1024)
+    return edge.EdgeConfig(vectors={DENSE_VECTORS_NAME: dense}, sparse_vectors={SPARSE_VECTORS_NAME: sparse},
+                           hnsw_config=hnsw, optimizers=edge.EdgeOptimizersConfig(indexing_threshold=plain_kb),
+                           payload_memory=WARM, id_tracker_memory=WARM)
+
+
+def stored_dense_size(config_file: Path) -> int | None:
+    """The dense size a shard's config file records (None where there is no file or it does not say)."""
+    try:
+        return int(json.loads(config_file.read_text())["vectors"][DENSE_VECTORS_NAME]["size"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

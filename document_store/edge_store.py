@@ -1,17 +1,16 @@
 """QdrantEdgeDocumentStore: a Haystack document store over Qdrant Edge, Qdrant's own engine running in-process.
 
-`qdrant-edge-py` runs Qdrant's Rust engine inside this process on one on-disk shard (segments, a write-ahead log,
-payload indexes, HNSW when asked for). This store keeps the layout qdrant-haystack's `QdrantDocumentStore` gives a
-server collection, so the two answer the same query the same way:
+`qdrant-edge-py` runs Qdrant's Rust engine in this process on one on-disk shard. This store keeps the layout of
+qdrant-haystack's server collections (`QdrantServerDocumentStore`: the same `StatuteStore`), so both answer alike:
 
-- points are made and read by qdrant-haystack's own converters (the point id is the UUID5 of the document id; the
-  payload is ``Document.to_dict(flatten=False)``: ``id``, ``content``, ``meta``, …);
+- points are made and read by qdrant-haystack's own converters (id: the UUID5 of the document id; payload:
+  ``Document.to_dict(flatten=False)``);
 - vectors are named ``text-dense`` (cosine) and ``text-sparse`` (the engine applies the IDF modifier);
 - Haystack filters are translated by qdrant-haystack's `convert_filters_to_qdrant`, then mapped one to one onto
   Edge's filter classes (`edge_filter`); a condition Edge has no twin for is a clear `FilterError`.
 
-One process owns a shard: a second opener (another process or store object) gets `StoreLockedError`. Writes are
-durable once `write_documents` returns (the log is flushed); `close()` releases the lock.
+One process owns a shard: a second opener gets `StoreLockedError`. Writes are durable once `write_documents` returns
+(the log is flushed); `close()` releases the lock.
 
 Usage::
 
@@ -24,10 +23,9 @@ Usage::
 
 from __future__ import annotations
 
-import json
+import shutil
 import threading
 import uuid
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +34,6 @@ from typing import Any
 import qdrant_edge as edge
 from haystack import Document, default_from_dict, default_to_dict, logging
 from haystack.dataclasses import SparseEmbedding
-from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
 from haystack_integrations.document_stores.qdrant.converters import (
     DENSE_VECTORS_NAME,
@@ -46,23 +43,26 @@ from haystack_integrations.document_stores.qdrant.converters import (
 
 from document_store.edge_cache import DocumentCache
 from document_store.edge_filters import BOOL_TWINS, bool_twin, edge_filter, qdrant_filter
-from document_store.edge_points import to_document, to_point, twins
-from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, HNSW_FULL_SCAN_KB, WARM, search_ef
+from document_store.edge_points import to_document, to_point, to_write, twins
+from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, search_ef, shard_config, stored_dense_size
 from document_store.edge_warmup import read_payloads, warm_graph
 from document_store.errors import StoreConfigError, StoreLockedError
-from document_store.payload_indexes import PAYLOAD_INDEXES
+from document_store.payload_indexes import PAYLOAD_INDEXES, SOURCE_FACET_LIMIT
+from document_store.source_manifest import EdgeRecords
 
 logger = logging.getLogger(__name__)
 
 SCROLL_PAGE = 1_000
-SOURCE_FACET_LIMIT = 1_000_000  # distinct sources a knowledge base may hold
 CONFIG_FILE = "edge_config.json"  # what Edge writes beside segments/ and wal/
+DOCUMENTS = "documents"  # the shard's folder inside a knowledge base's folder
 LOCKED_MARK = "WouldBlock"  # Edge's message when another owner holds the shard's write-ahead log
 INDEX_TYPES = {"keyword": edge.PayloadSchemaType.Keyword, "integer": edge.PayloadSchemaType.Integer}
 
 
 class QdrantEdgeDocumentStore:
-    """A `DocumentStore` on one Qdrant Edge shard in ``path`` (created on first use)."""
+    """A `StatuteStore` on one Qdrant Edge shard in ``path`` (created on first use)."""
+
+    engine = "edge"
 
     def __init__(self, path: str, embedding_dim: int = 384, *, hnsw_m: int = 16, hnsw_ef_construct: int = 100,
                  hnsw_ef: int | None = None, exact_below: int = EXACT_BELOW, write_batch_size: int = 256,
@@ -100,6 +100,7 @@ class QdrantEdgeDocumentStore:
         self.write_batch_size = write_batch_size
         self.return_embedding = return_embedding
         self.cache_size = cache_size
+        self._config = shard_config(embedding_dim, hnsw_m, hnsw_ef_construct, exact_below)
         self._cache = DocumentCache(cache_size)
         self._preloaded = False
         self._sized_ef = (-1, HNSW_EF)  # (cache generation it was counted at, hnsw_ef by size)
@@ -108,17 +109,6 @@ class QdrantEdgeDocumentStore:
         self._lock = threading.RLock()
 
     # -- the shard ------------------------------------------------------------------------------------------------
-
-    def _config(self) -> edge.EdgeConfig:
-        hnsw = edge.HnswIndexConfig(m=self.hnsw_m, ef_construct=self.hnsw_ef_construct,  # m = 0: no graph
-                                    full_scan_threshold=HNSW_FULL_SCAN_KB, memory=WARM)
-        dense = edge.EdgeVectorParams(size=self.embedding_dim, distance=edge.Distance.Cosine, memory=WARM)
-        sparse = edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)
-        # the engine keeps a segment whose vectors take fewer kilobytes than this without a graph (exact search)
-        plain_kb = -(-self.exact_below * self.embedding_dim * 4 // 1024)
-        return edge.EdgeConfig(vectors={DENSE_VECTORS_NAME: dense}, sparse_vectors={SPARSE_VECTORS_NAME: sparse},
-                               hnsw_config=hnsw, optimizers=edge.EdgeOptimizersConfig(indexing_threshold=plain_kb),
-                               payload_memory=WARM, id_tracker_memory=WARM)
 
     @property
     def shard(self) -> edge.EdgeShard:
@@ -131,16 +121,16 @@ class QdrantEdgeDocumentStore:
     def _open(self) -> edge.EdgeShard:
         folder = Path(self.path)
         exists = (folder / CONFIG_FILE).exists()
-        dense = _vector_size(self.path)  # a shard made for other vectors is refused, not silently mixed
+        dense = stored_dense_size(folder / CONFIG_FILE)  # a shard made for other vectors is refused, not mixed
         if dense is not None and dense != self.embedding_dim:
             raise StoreConfigError(f"the knowledge base at {self.path} holds {dense}-dimensional vectors, not "
                              f"{self.embedding_dim}; delete it and re-index, or use the embedder it was made with")
         try:
             if not exists:
                 folder.mkdir(parents=True, exist_ok=True)
-                shard = edge.EdgeShard.create(self.path, self._config())
+                shard = edge.EdgeShard.create(self.path, self._config)
             else:  # this store's graph settings replace those on disk (the next `optimize()` applies them)
-                shard = edge.EdgeShard.load(self.path, self._config())
+                shard = edge.EdgeShard.load(self.path, self._config)
         except Exception as error:  # the binding raises plain Exceptions with the engine's message
             if LOCKED_MARK in str(error):
                 raise StoreLockedError(f"the knowledge base at {self.path} is in use by another process (or another "
@@ -156,6 +146,15 @@ class QdrantEdgeDocumentStore:
         return shard
 
     @property
+    def knowledge_base(self) -> str:
+        """The knowledge base's folder name (the shard sits in its ``documents`` folder, or is the folder itself)."""
+        return self._folder.name
+
+    @property
+    def _folder(self) -> Path:
+        return Path(self.path).parent if Path(self.path).name == DOCUMENTS else Path(self.path)
+
+    @property
     def writes(self) -> int:
         """How many writes and deletes this store object has made (one owner per shard: every change to it)."""
         return self._cache.generation
@@ -165,8 +164,8 @@ class QdrantEdgeDocumentStore:
         _ = self.shard
 
     def optimize(self) -> None:
-        """Let the engine merge segments and, once the shard holds ``exact_below`` articles or more, build the HNSW
-        graph (~10 s for 24,000 articles on 2 cores; call it after a bulk write, not after each batch)."""
+        """Merge segments and, from ``exact_below`` articles on, build the HNSW graph (~10 s for 24,000 articles on 2
+        cores: after a bulk write, not after each batch)."""
         self.shard.optimize()
 
     def companion(self, suffix: str) -> QdrantEdgeDocumentStore:
@@ -177,6 +176,16 @@ class QdrantEdgeDocumentStore:
                 self._companions[suffix] = QdrantEdgeDocumentStore(f"{self.path}{suffix}", embedding_dim=1,
                                                                    hnsw_m=0, cache_size=0)
             return self._companions[suffix]
+
+    def source_records(self) -> EdgeRecords:
+        """The source manifest's records: vector-less documents of the companion shard ``<path>__sources``."""
+        return EdgeRecords(self.companion("__sources"))
+
+    def drop(self) -> None:
+        """Delete the knowledge base: close it and remove its folder (the shard's and its companions' files)."""
+        self.close()
+        for folder in {self._folder, Path(self.path), *(Path(f"{self.path}{suffix}") for suffix in self._companions)}:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def close(self) -> None:
         """Flush and release the shard and its companions (another process may then open them)."""
@@ -214,19 +223,7 @@ class QdrantEdgeDocumentStore:
         written."""
         if not isinstance(documents, list) or any(not isinstance(d, Document) for d in documents):
             raise ValueError("write_documents() expects a list of Documents")
-        if policy is DuplicatePolicy.OVERWRITE:
-            chosen = list({d.id: d for d in documents}.values())
-        else:
-            unique = list({d.id: d for d in reversed(documents)}.values())[::-1]  # the first of each id
-            stored = {d.id for d in self.get_documents_by_id([d.id for d in unique])}
-            if policy is DuplicatePolicy.SKIP:
-                chosen = [d for d in unique if d.id not in stored]
-            elif stored or len(unique) < len(documents):
-                counts = Counter(d.id for d in documents)
-                repeated = sorted(stored | {i for i, n in counts.items() if n > 1})
-                raise DuplicateDocumentError(f"ID {', '.join(repeated[:3])} already exists in {self.path}")
-            else:
-                chosen = unique
+        chosen = to_write(documents, policy, lambda ids: {d.id for d in self.get_documents_by_id(ids)}, self.path)
         self._forget([d.id for d in chosen])
         for start in range(0, len(chosen), self.write_batch_size):
             batch = chosen[start:start + self.write_batch_size]
@@ -250,7 +247,7 @@ class QdrantEdgeDocumentStore:
         self.shard.flush()
         self._cache.forget()
 
-    # -- point-level updates (`document_store.stored_points.StoredPoints`: what the indexer rewrites in place) -----
+    # -- point-level updates (`StatuteStore`: what the indexer rewrites in place) --------------------------------------
 
     def source_counts(self) -> dict[str, int]:
         """Articles per ``meta.source``, counted by the engine's facet."""
@@ -391,11 +388,3 @@ class QdrantEdgeDocumentStore:
     def from_dict(cls, data: dict[str, Any]) -> QdrantEdgeDocumentStore:
         return default_from_dict(cls, data)
 
-
-def _vector_size(path: str) -> int | None:
-    """The dense size recorded in a shard's config file (None where the file does not say)."""
-    config = Path(path) / CONFIG_FILE
-    try:
-        return int(json.loads(config.read_text())["vectors"][DENSE_VECTORS_NAME]["size"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None

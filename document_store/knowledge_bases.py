@@ -20,32 +20,28 @@ Usage::
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 import warnings
 from pathlib import Path
 from typing import Any
 
 from haystack import default_from_dict, default_to_dict, logging
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store.edge_migration import copy_into_edge
-from document_store.edge_store import CONFIG_FILE, QdrantEdgeDocumentStore
+from document_store.edge_store import CONFIG_FILE, DOCUMENTS, QdrantEdgeDocumentStore
 from document_store.qdrant_store import (
     COLLECTION_NAME_RE,
+    QdrantServerDocumentStore,
     StoreLocation,
-    connect_qdrant_store,
     list_collections,
     open_qdrant_store,
-    qdrant_client_of,
     validate_collection_name,
 )
 from document_store.source_manifest import SourceManifest
-from document_store.stored_points import AnyStore
+from document_store.statute_store import StatuteStore
 
 logger = logging.getLogger(__name__)
 
-DOCUMENTS = "documents"  # the Edge shard's folder inside a knowledge base's folder
 MIGRATED = "migrated_from_local_mode.json"  # written once a local-mode knowledge base is copied into Edge
 
 
@@ -55,15 +51,7 @@ def knowledge_base_folder(location: StoreLocation, name: str) -> Path:
     return location.path / validate_collection_name(name)
 
 
-def knowledge_base_name(store: AnyStore) -> str:
-    """The name a store was opened under: a server's collection, or an Edge store's knowledge-base folder."""
-    if isinstance(store, QdrantEdgeDocumentStore):
-        path = Path(store.path)
-        return path.parent.name if path.name == DOCUMENTS else path.name
-    return store.index
-
-
-def open_store(location: StoreLocation, name: str, *, connect: bool = True, progress: bool = True) -> AnyStore:
+def open_store(location: StoreLocation, name: str, *, connect: bool = True, progress: bool = True) -> StatuteStore:
     """Open (and create if needed) knowledge base ``name``: this process's instance when it has one.
 
     ``connect=False`` only builds the object (for serialising pipelines without touching the disk or the server).
@@ -85,11 +73,9 @@ def open_store(location: StoreLocation, name: str, *, connect: bool = True, prog
         with _stores_lock:
             store = _stores.setdefault(key, store)
     if connect:
-        if isinstance(store, QdrantEdgeDocumentStore):
-            store.open()
+        store.open()
+        if not location.url:
             migrate_local_mode(knowledge_base_folder(location, name), name, store, progress=progress)
-        else:
-            connect_qdrant_store(store)
     return store
 
 
@@ -103,13 +89,13 @@ def migrate_local_mode(folder: Path, name: str, store: QdrantEdgeDocumentStore, 
                    "(vectors kept, nothing re-embedded)", knowledge_base=name)
     with warnings.catch_warnings():  # local mode's "not recommended above 20,000 points": it is being left
         warnings.simplefilter("ignore", UserWarning)
-        local = QdrantDocumentStore(path=str(folder), index=name, embedding_dim=store.embedding_dim,
-                                    use_sparse_embeddings=True, sparse_idf=True, similarity="cosine",
-                                    progress_bar=False)
+        local = QdrantServerDocumentStore(path=str(folder), index=name, embedding_dim=store.embedding_dim,
+                                          use_sparse_embeddings=True, sparse_idf=True, similarity="cosine",
+                                          progress_bar=False)
         local.count_documents()  # the client is made (and warns) on first use
     try:
         copied = copy_into_edge(local, store, progress=progress)
-        records = SourceManifest(local).all() if qdrant_client_of(local).collection_exists(f"{name}__sources") else []
+        records = SourceManifest(local).all() if local.client.collection_exists(f"{name}__sources") else []
         manifest = SourceManifest(store)
         for record in records:
             manifest._put(record)
@@ -133,29 +119,22 @@ def list_knowledge_bases(location: StoreLocation) -> list[str]:
                   and ((p / DOCUMENTS / CONFIG_FILE).is_file() or (p / "collection" / p.name).is_dir()))
 
 
-def delete_knowledge_base(location: StoreLocation, name: str, store: AnyStore) -> None:
-    """Delete knowledge base ``name`` (``store`` is its open store): its documents and manifest; embedded, its
-    folder."""
-    SourceManifest(store).drop()
-    if isinstance(store, QdrantEdgeDocumentStore):
-        store.close()
-        with _stores_lock:
-            _stores.pop(("edge", store.path, store.embedding_dim), None)
-        shutil.rmtree(knowledge_base_folder(location, name), ignore_errors=True)
-    else:
-        qdrant_client_of(store).delete_collection(store.index)
-        store.close()
-        with _stores_lock:
-            _stores.pop(("server", location.url, name), None)
+def delete_knowledge_base(store: StatuteStore) -> None:
+    """Delete the knowledge base ``store`` holds: its documents and manifest and, embedded, its folder; the next
+    `open_store` of its name makes a new, empty one."""
+    store.drop()
+    with _stores_lock:
+        for key in [key for key, held in _stores.items() if held is store]:
+            del _stores[key]
 
 
 # The open stores of this process, by where they are. Lifetime: the process. An embedded shard has one owner, so
 # every opener and every pipeline loaded from YAML must get the same object; a closed store reopens on next use.
-_stores: dict[tuple, AnyStore] = {}
+_stores: dict[tuple, StatuteStore] = {}
 _stores_lock = threading.Lock()
 
 
-def shared_store_from_dict(data: dict[str, Any]) -> AnyStore:
+def shared_store_from_dict(data: dict[str, Any]) -> StatuteStore:
     """Deserialise a store, reusing this process's instance for the same shard (or server and collection).
 
     The components of a pipeline loaded from YAML each carry their own copy of the store's dict; they must share
@@ -165,8 +144,8 @@ def shared_store_from_dict(data: dict[str, Any]) -> AnyStore:
     edge = data.get("type", "").endswith(QdrantEdgeDocumentStore.__name__)
     key = ("edge", params.get("path"), params.get("embedding_dim", 384)) if edge else ("server", params.get("url"), params.get("index", "Document"))
     with _stores_lock:
-        if key not in _stores:
-            _stores[key] = QdrantEdgeDocumentStore.from_dict(data) if edge else QdrantDocumentStore.from_dict(data)
+        if key not in _stores:  # a server store of YAML from before `QdrantServerDocumentStore` is one too
+            _stores[key] = QdrantEdgeDocumentStore.from_dict(data) if edge else QdrantServerDocumentStore.from_dict(data)
         return _stores[key]
 
 
@@ -182,7 +161,7 @@ class StoreComponentSerialization:
     """``to_dict``/``from_dict`` for a component whose one init parameter is ``document_store``: the store is
     serialised by its own ``to_dict`` and, when loaded, shared with this process's open instance."""
 
-    document_store: AnyStore
+    document_store: StatuteStore
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, document_store=self.document_store.to_dict())

@@ -1,5 +1,5 @@
 """The payload fields both stores index (Qdrant Edge and a server), so that every filter the retrievers send is
-answered from an index."""
+answered from an index, and the limits of their facets."""
 
 # Every search filters by ``meta.in_force`` (`helpers.statute_versions.version_filter`), an ``as_of`` date by the
 # validity bounds: without their indexes the engine reads every candidate's payload (Edge: 240 ms a query over
@@ -9,3 +9,4 @@ PAYLOAD_INDEXES = [
     for name in ("law", "source", "key", "status", "article_no")
 ] + [{"field_name": "meta.in_force", "field_schema": "bool"}] + [
     {"field_name": f"meta.{name}", "field_schema": "integer"} for name in ("valid_from", "valid_to")]
+SOURCE_FACET_LIMIT = 1_000_000  # distinct sources (``meta.source``) a knowledge base may hold

@@ -1,4 +1,5 @@
-"""Qdrant servers (``QDRANT_URL``): where knowledge bases live, and qdrant-haystack's `QdrantDocumentStore` on one.
+"""Qdrant servers (``QDRANT_URL``): where knowledge bases live, and the `StatuteStore` on one
+(`QdrantServerDocumentStore`, qdrant-haystack's `QdrantDocumentStore` with the statute store's methods).
 
 The opener takes plain arguments (no settings object): `pipelines.stores.open_document_store` is the one that
 reads them from `Settings`, and `document_store.knowledge_bases.open_store` chooses between a server and the
@@ -17,25 +18,33 @@ Bad configuration (an unreachable server, a wrong API key, a collection made for
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
-from haystack import logging
+from haystack import Document, logging
+from haystack.dataclasses import SparseEmbedding
 from haystack.utils import Secret
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from haystack_integrations.document_stores.qdrant.converters import (
+    convert_id,
+    convert_qdrant_point_to_haystack_document,
+)
 from haystack_integrations.document_stores.qdrant.document_store import (
     DENSE_VECTORS_NAME,
     SPARSE_VECTORS_NAME,
     QdrantStoreError,
 )
+from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
 from qdrant_client import QdrantClient
 from qdrant_client.http import models as rest
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
 from document_store.errors import StoreConfigError
-from document_store.payload_indexes import PAYLOAD_INDEXES
+from document_store.payload_indexes import PAYLOAD_INDEXES, SOURCE_FACET_LIMIT
+from document_store.source_manifest import CollectionRecords
 
 logger = logging.getLogger(__name__)
 
@@ -80,13 +89,14 @@ def server_client_params(location: StoreLocation) -> dict[str, Any]:
             "timeout": location.timeout}
 
 
-def open_qdrant_store(location: StoreLocation, collection: str, *, connect: bool = True) -> QdrantDocumentStore:
-    """The server's collection (created if needed) as a `QdrantDocumentStore`.
+def open_qdrant_store(location: StoreLocation, collection: str, *,
+                      connect: bool = True) -> QdrantServerDocumentStore:
+    """The server's collection (created if needed) as a `QdrantServerDocumentStore`.
 
     ``connect=False`` only builds the object (for serialising pipelines without reaching the server).
     """
     assert location.url, "an embedded location is opened by document_store.knowledge_bases"
-    store = QdrantDocumentStore(
+    store = QdrantServerDocumentStore(
         **server_client_params(location), index=validate_collection_name(collection),
         embedding_dim=location.embedding_dim, use_sparse_embeddings=True, sparse_idf=True, similarity="cosine",
         return_embedding=False, progress_bar=False, write_batch_size=256, shard_number=location.shards,
@@ -200,3 +210,134 @@ def qdrant_client_of(store: QdrantDocumentStore) -> QdrantClient:
     client = store._client
     assert client is not None
     return client
+
+
+class QdrantServerDocumentStore(QdrantDocumentStore):
+    """qdrant-haystack's `QdrantDocumentStore` as a `StatuteStore`: a collection on a Qdrant server (or in
+    qdrant-client's local mode) that answers the queries, facets and in-place rewrites the embedded Edge store
+    answers, through its client. Opened by `open_qdrant_store`; takes `QdrantDocumentStore`'s arguments.
+
+    Usage::
+
+        store = open_qdrant_store(StoreLocation(url="http://localhost:6333"), "statutes")
+        store.query_sparse(SparseEmbedding(indices=[7], values=[1.0]), top_k=5)
+    """
+
+    engine = "qdrant"
+
+    @property
+    def knowledge_base(self) -> str:
+        return self.index
+
+    @property
+    def writes(self) -> None:
+        """None: other processes write to a server too."""
+        return None
+
+    @property
+    def client(self) -> QdrantClient:
+        """The store's own client (made, and the collection created, on first use)."""
+        return qdrant_client_of(self)
+
+    def open(self) -> None:
+        """Connect and check the collection (`connect_qdrant_store`) once; again after `close`."""
+        if self._client is None:
+            connect_qdrant_store(self)
+
+    def preload(self) -> None:
+        """Nothing: a server keeps its own caches."""
+
+    def optimize(self) -> None:
+        """Nothing: a server's optimizer runs by itself."""
+
+    def drop(self) -> None:
+        self.source_records().drop()
+        self.client.delete_collection(self.index)
+        self.close()
+
+    def source_records(self) -> CollectionRecords:
+        return CollectionRecords(self.client, f"{self.index}__sources")
+
+    def filter_documents(self, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[Document]:
+        """The documents matching Haystack ``filters``; at most ``limit`` of them (one request) when given."""
+        if limit is None:
+            return super().filter_documents(filters)
+        points = self.client.query_points(self.index, query_filter=_qdrant_filter(filters), limit=limit,
+                                          with_payload=True, with_vectors=False).points
+        return [convert_qdrant_point_to_haystack_document(p, use_sparse_embeddings=self.use_sparse_embeddings)
+                for p in points]
+
+    def query_dense(self, embedding: list[float], top_k: int = 10,
+                    filters: dict[str, Any] | None = None) -> list[Document]:
+        return self._query_by_embedding(query_embedding=embedding, filters=filters, top_k=top_k)
+
+    def query_sparse(self, embedding: SparseEmbedding, top_k: int = 10,
+                     filters: dict[str, Any] | None = None) -> list[Document]:
+        return self._query_by_sparse(query_sparse_embedding=embedding, filters=filters, top_k=top_k)
+
+    def facet(self, key: str, limit: int, filters: dict[str, Any] | None = None) -> list[str]:
+        hits = self.client.facet(self.index, key=key, facet_filter=_qdrant_filter(filters), limit=limit,
+                                 exact=True).hits
+        return [str(hit.value) for hit in hits]
+
+    def source_counts(self) -> dict[str, int]:
+        hits = self.client.facet(self.index, key="meta.source", limit=SOURCE_FACET_LIMIT, exact=True).hits
+        return {str(hit.value): hit.count for hit in hits}
+
+    def scroll_sources(self, sources: set[str], size: int = 2048) -> Iterator[tuple[list[Any], list[Document]]]:
+        offset = None
+        while True:
+            points, offset = self.client.scroll(self.index, limit=size, offset=offset, with_payload=True,
+                                                with_vectors=False)
+            chosen = [p for p in points if p.payload and (p.payload.get("meta") or {}).get("source") in sources]
+            if chosen:
+                yield ([p.id for p in chosen],
+                       [Document(content=p.payload.get("content"), meta=p.payload.get("meta") or {}) for p in chosen])
+            if offset is None:
+                return
+
+    def set_metas(self, metas: list[tuple[Any, dict[str, Any]]]) -> None:
+        if metas:
+            self.client.batch_update_points(self.index, wait=True, update_operations=[
+                rest.SetPayloadOperation(set_payload=rest.SetPayload(payload={"meta": meta}, points=[point_id]))
+                for point_id, meta in metas])
+
+    def set_sparse(self, vectors: list[tuple[Any, SparseEmbedding]]) -> None:
+        if vectors:
+            self.client.update_vectors(self.index, wait=True, points=[
+                rest.PointVectors(id=point_id, vector={SPARSE_VECTORS_NAME: rest.SparseVector(
+                    indices=list(vector.indices), values=list(vector.values))}) for point_id, vector in vectors])
+
+    def upsert(self, documents: list[Document]) -> None:
+        for start in range(0, len(documents), self.write_batch_size):
+            self.client.upsert(collection_name=self.index, wait=self.wait_result_from_api,
+                               points=to_points(documents[start:start + self.write_batch_size],
+                                                self.use_sparse_embeddings))
+
+
+def _qdrant_filter(filters: dict[str, Any] | None) -> rest.Filter | None:
+    return convert_filters_to_qdrant(filters) if filters else None
+
+
+def to_points(documents: list[Document], use_sparse_embeddings: bool) -> list[rest.PointStruct]:
+    """The points `QdrantDocumentStore.write_documents` makes of ``documents``, without running
+    ``Document.to_dict()`` over the vectors (its recursive ``dataclasses.asdict`` copies every float of both
+    embeddings one call at a time: 5.7 s against 0.7 s for 4,096 articles). The payload is the document without its
+    vectors (``to_dict(flatten=False)``), the vectors are copied as they are."""
+    points = []
+    for doc in documents:
+        payload = replace(doc, embedding=None, sparse_embedding=None).to_dict(flatten=False)
+        del payload["embedding"]
+        sparse = doc.sparse_embedding
+        vector: Any
+        if use_sparse_embeddings:
+            del payload["sparse_embedding"]
+            vector = {DENSE_VECTORS_NAME: list(doc.embedding)} if doc.embedding is not None else {}
+            if sparse is not None:
+                vector[SPARSE_VECTORS_NAME] = rest.SparseVector(indices=list(sparse.indices),
+                                                                values=list(sparse.values))
+        else:
+            payload["sparse_embedding"] = sparse.to_dict() if sparse is not None else None
+            vector = list(doc.embedding) if doc.embedding else {}
+        points.append(rest.PointStruct(id=convert_id(doc.id), vector=vector, payload=payload))
+    return points

@@ -20,15 +20,15 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from haystack import Document
 from haystack.document_stores.types import DuplicatePolicy
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
-from qdrant_client import models
+from qdrant_client import QdrantClient, models
 
-from document_store.edge_store import QdrantEdgeDocumentStore
-from document_store.qdrant_store import qdrant_client_of
+if TYPE_CHECKING:
+    from document_store.edge_store import QdrantEdgeDocumentStore
+    from document_store.statute_store import StatuteStore
 
 INDEXING = "indexing"
 COMPLETE = "complete"
@@ -63,7 +63,8 @@ def completed(source: str, content_hash: str, count: int, embedding: str = "", l
 
 
 class Records(Protocol):
-    """Where a manifest keeps its records: one payload per source name."""
+    """Where a manifest keeps its records: one payload per source name (each store gives its own,
+    `StatuteStore.source_records`)."""
 
     def put(self, payloads: dict[str, dict[str, Any]]) -> None: ...  # source name -> payload, one write
     def get(self, source: str) -> dict[str, Any] | None: ...
@@ -73,11 +74,13 @@ class Records(Protocol):
 
 
 class CollectionRecords:
-    """Records as payload-only points of the collection ``<collection>__sources`` (server or local mode)."""
+    """Records as payload-only points of a collection (``<collection>__sources``) of a server or local mode."""
 
-    def __init__(self, store: QdrantDocumentStore) -> None:
-        self._client = qdrant_client_of(store)
-        self.collection = f"{store.index}__sources"
+    def __init__(self, client: QdrantClient, collection: str) -> None:
+        self._client = client
+        self.collection = collection
+        if not client.collection_exists(collection):
+            client.create_collection(collection, vectors_config={})
         if not self._client.collection_exists(self.collection):
             self._client.create_collection(self.collection, vectors_config={})
 
@@ -105,10 +108,10 @@ class CollectionRecords:
 
 
 class EdgeRecords:
-    """Records as vector-less documents of the Edge store's companion shard ``<path>__sources``."""
+    """Records as vector-less documents of an Edge store (the companion shard ``<path>__sources``)."""
 
     def __init__(self, store: QdrantEdgeDocumentStore) -> None:
-        self._store = store.companion("__sources")
+        self._store = store
 
     def put(self, payloads: dict[str, dict[str, Any]]) -> None:
         self._store.write_documents([Document(id=source, meta=payload) for source, payload in payloads.items()],
@@ -131,9 +134,8 @@ class EdgeRecords:
 class SourceManifest:
     """Reads and writes the per-source records of one knowledge base."""
 
-    def __init__(self, store: QdrantDocumentStore | QdrantEdgeDocumentStore) -> None:
-        self._records: Records = (EdgeRecords(store) if isinstance(store, QdrantEdgeDocumentStore)
-                                  else CollectionRecords(store))
+    def __init__(self, store: StatuteStore) -> None:
+        self._records = store.source_records()
 
     def _put(self, *records: SourceRecord) -> None:
         if records:

@@ -11,7 +11,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -19,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
 
 from config.offline import apply_offline_defaults
 
@@ -27,27 +25,31 @@ apply_offline_defaults()  # before anything imports Haystack or Hugging Face
 
 from application.feedback import (
     FEEDBACK_FILE,
-    AnsweredQuestion,
     FeedbackLog,
     UnknownAnswerError,
     load_last_answer,
     parse_verdict,
     resolve_article,
-    save_last_answer,
 )
 from application.validation import validate_query
 from config.settings import Settings
 from document_store.errors import StoreConfigError, StoreLockedError
-from document_store.knowledge_bases import knowledge_base_name
 from document_store.source_manifest import SourceManifest
 from document_store.statute_db import CURRENT, StatuteDB, UnknownLawError
-from document_store.stored_points import AnyStore
+from document_store.statute_store import StatuteStore
 from document_store.text_files import FileLoadError
 from helpers.contracts import PIPELINE_MODES, Mode, RetrievalPath
 from helpers.result import RAGResult
 from helpers.statute_versions import parse_as_of, version_mark, with_versions
-from interfaces.server_client import ServerClient
-from interfaces.server_record import running_server
+from interfaces.cli_beside_server import beside_server
+from interfaces.cli_output import (
+    keep_last_answer,
+    print_feedback,
+    print_search,
+    print_stats,
+    print_warnings,
+    show_answer,
+)
 from llm_access.embedded_server import LLMServerError
 from pipelines.stores import open_document_store
 
@@ -88,7 +90,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
         results = Indexer(store, settings).index(sources, progress=not args.quiet)
         for result in results:
             print(f"{result.action:9s} {result.count:6d}  {result.source}")
-        print(f"{store.count_documents()} documents in '{knowledge_base_name(store)}' ({time.perf_counter() - started:.1f} s)")
+        print(f"{store.count_documents()} documents in '{store.knowledge_base}' ({time.perf_counter() - started:.1f} s)")
     finally:
         store.close()
 
@@ -102,24 +104,18 @@ def cmd_reweight(args: argparse.Namespace, settings: Settings) -> None:
         results = Indexer(store, settings).reweight(force=args.force, progress=not args.quiet)
         for result in results:
             print(f"{result.action:10s} {result.count:6d}  {result.source}")
-        print(f"BM25 weights of {len(results)} source(s) rewritten in '{knowledge_base_name(store)}' "
+        print(f"BM25 weights of {len(results)} source(s) rewritten in '{store.knowledge_base}' "
               f"({time.perf_counter() - started:.1f} s)" if results else
-              f"the BM25 weights of '{knowledge_base_name(store)}' are current (within BM25_MAX_DRIFT={settings.bm25_max_drift:g})")
+              f"the BM25 weights of '{store.knowledge_base}' are current (within BM25_MAX_DRIFT={settings.bm25_max_drift:g})")
     finally:
         store.close()
 
 
-def _print_warnings(warnings: list[str]) -> None:
-    """A result's or a knowledge base's warnings (see `pipelines.indexing.knowledge_base_warnings`), to stderr."""
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-
-
-def _store_warnings(store: AnyStore, settings: Settings) -> list[str]:
+def _store_warnings(store: StatuteStore, settings: Settings) -> list[str]:
     """What is wrong with the knowledge base in ``store`` (interrupted sources, stale weights, …)."""
     from pipelines.knowledge_base_warnings import knowledge_base_warnings
 
-    return knowledge_base_warnings(SourceManifest(store), settings, knowledge_base_name(store))
+    return knowledge_base_warnings(SourceManifest(store), settings, store.knowledge_base)
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
@@ -133,11 +129,11 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
     store = open_document_store(settings, args.collection)
     try:
         if store.count_documents() == 0:
-            raise ValueError(f"the knowledge base '{knowledge_base_name(store)}' is empty; run `python -m pipelines index` first")
+            raise ValueError(f"the knowledge base '{store.knowledge_base}' is empty; run `python -m pipelines index` first")
         pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
         pipeline.warm_up()
-        _print_warnings(_store_warnings(store, settings) + as_of_warnings(
-            pipeline, query, args.as_of, filters, knowledge_base_name(store)))
+        print_warnings(_store_warnings(store, settings) + as_of_warnings(
+            pipeline, query, args.as_of, filters, store.knowledge_base))
         started = time.perf_counter()
         docs = retrieve(pipeline, [query], top_k=args.top_k, filters=filters)
         rows = [{"score": doc.score, "paths": doc.meta.get("retrieval", {}).get("paths", []),
@@ -146,43 +142,6 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
         print_search(query, args.mode, rows, time.perf_counter() - started)
     finally:
         store.close()
-
-
-def print_search(query: str, mode: str, rows: list[dict[str, Any]], seconds: float) -> None:
-    """Ranked articles (``score``, ``paths``, ``key``, ``version_mark``, ``text``: the retrieve mode's documents)
-    for a terminal."""
-    print(f"{len(rows)} results for {query!r} ({mode}, {1000 * seconds:.0f} ms)")
-    for rank, row in enumerate(rows, start=1):
-        text = (row.get("text") or "").replace("\n", " ")
-        print(f"{rank:2d}. {row['score']:.4f} [{','.join(row.get('paths') or [])}] {row.get('key')}"
-              f"{row.get('version_mark') or ''}\n    {text[:120]}")
-
-
-def print_result(result: RAGResult) -> None:
-    """Answer, citations and a compact trace for a terminal."""
-    print(result.answer)
-    if result.citations:
-        print("\n引用：")
-        for c in result.citations:
-            where = c["url"] if c["type"] == "web" else f"{c['law']}{c['article']}{c.get('version_mark', '')}"
-            print(f"  - {where}")
-    if result.unverified_citations:
-        print("未核实的引用：" + "、".join(result.unverified_citations))
-    trace = result.trace
-    print(f"\n[trace] mode={result.mode} route={trace['route'].get('route')} situation={result.situation} "
-          f"needs_human={result.needs_human}")
-    for entry in trace["rounds"]:
-        evaluation = entry["evaluation"]
-        top = ", ".join(r["key"] for r in entry["retrieved"][:3])
-        verdict = (f"evaluator P={evaluation['probability']:.2f} (pass at {evaluation['threshold']:.2f})"
-                   if evaluation.get("probability") is not None else f"judge {evaluation['total']:.0f}/40")
-        print(f"  round {entry['round']}: {len(entry['queries'])} queries ({entry['rewrite']['status']}), "
-              f"{verdict} → {entry['decision']}; top: {top}")
-        if evaluation.get("error"):
-            print(f"    judge error: {evaluation['error']}")
-    if trace.get("web"):
-        print(f"  web search: {trace['web']['status']} {trace['web'].get('message', '')}")
-    print(f"  LLM calls: {trace['llm_calls_total']} {trace['llm_calls']}; {trace.get('total_seconds', 0):.1f} s")
 
 
 def _as_of_filters(args: argparse.Namespace) -> dict | None:
@@ -209,20 +168,6 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> None:
             rag.close()
     keep_last_answer(settings, result, query)
     show_answer(result, args.json)
-
-
-def keep_last_answer(settings: Settings, result: RAGResult, question: str) -> None:
-    """What `feedback --last` is about: this answer (its ``answer_id`` given here unless the server gave one)."""
-    save_last_answer(settings.data_dir, AnsweredQuestion.of(result, question))
-
-
-def show_answer(result: RAGResult, as_json: bool) -> None:
-    """The result's warnings to stderr, then the result: as JSON, or `print_result`'s text."""
-    _print_warnings(result.warnings)
-    if as_json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2, default=str))
-    else:
-        print_result(result)
 
 
 def _ask_yaml(path: Path, query: str, filters: dict | None = None) -> RAGResult:
@@ -259,12 +204,6 @@ def cmd_feedback(args: argparse.Namespace, settings: Settings) -> None:
         finally:
             store.close()
     print_feedback(log.add(answered, verdict, key, source="cli"))
-
-
-def print_feedback(record: dict[str, Any]) -> None:
-    what = "、".join(filter(None, [{"up": "👍", "down": "👎"}.get(record["verdict"] or ""),
-                                   record["article"] and f"the right article is {record['article']}"]))
-    print(f"feedback recorded on answer {record['answer_id']} ({record['question'][:40]}): {what}")
 
 
 def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
@@ -316,19 +255,6 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
         print_stats(knowledge_base_stats(store, settings))
     finally:
         store.close()
-
-
-def print_stats(stats: dict[str, Any]) -> None:
-    """`pipelines.knowledge_base_stats.knowledge_base_stats` for a terminal (its warnings to stderr)."""
-    print(f"knowledge base '{stats['name']}' at {stats['where']}: {stats['documents']} documents, "
-          f"{len(stats['sources'])} sources")
-    for record in stats["sources"]:
-        print(f"  {record['status']:9s} {record['count']:6d}  {record['source']}")
-    print(f"models: {stats['models']}; judge: {stats['judge']}")
-    if bm25 := stats["bm25"]:
-        print(f"BM25: k1={bm25['k1']:g}, b={bm25['b']:g}, average article length {bm25['average_terms']:.1f} "
-              f"terms; searches run on: {stats['engine']}")
-    _print_warnings(stats["warnings"])
 
 
 def cmd_laws(args: argparse.Namespace, settings: Settings) -> None:
@@ -388,70 +314,6 @@ def build_parser(extensions: Sequence[CliExtension] | None = None) -> argparse.A
     for extension in installed_extensions() if extensions is None else extensions:
         extension.add_parsers(sub)
     return parser
-
-
-def ask_server(args: argparse.Namespace, client: ServerClient) -> None:
-    """`ask`, answered by the running server (``POST /agentic_rag/run``)."""
-    payload = {"query": validate_query(args.query), "mode": args.mode, "knowledge_base": args.collection,
-               "as_of": args.as_of}
-    result = RAGResult(**client.run("agentic_rag", payload))
-    keep_last_answer(Settings.from_env(), result, payload["query"])
-    show_answer(result, args.json)
-
-
-def search_server(args: argparse.Namespace, client: ServerClient) -> None:
-    """`search`, by the running server's retrieve mode (its hybrid retrieval pipeline, ranked the same way)."""
-    if args.mode != "hybrid":
-        raise ValueError(f"the running server searches hybrid only; use --mode hybrid, or stop it to search "
-                         f"--mode {args.mode}")
-    query = validate_query(args.query)
-    if not 1 <= args.top_k <= 100:
-        raise ValueError(f"--top-k must be between 1 and 100, got {args.top_k}")
-    result = client.run("agentic_rag", {"query": query, "mode": "retrieve", "top_k": args.top_k,
-                                        "knowledge_base": args.collection, "as_of": args.as_of})
-    _print_warnings(result["warnings"])
-    print_search(query, args.mode, result["documents"], result["trace"]["total_seconds"])
-
-
-def stats_server(args: argparse.Namespace, client: ServerClient) -> None:
-    """`stats`, from the running server (``POST /knowledge_bases/run``, action ``stats``)."""
-    print_stats(client.run("knowledge_bases", {"action": "stats", "name": args.collection}))
-
-
-def feedback_server(args: argparse.Namespace, client: ServerClient) -> None:
-    """`feedback` with an article, resolved and recorded by the running server (``POST /feedback``) that gave
-    the answer."""
-    answered = load_last_answer(Settings.from_env().data_dir)
-    record = client.post("/feedback", {"answer_id": answered.answer_id, "verdict": args.verdict,
-                                       "article": args.article})
-    print_feedback(record)
-
-
-FORWARDED: dict[str, Callable[[argparse.Namespace, ServerClient], None]] = {
-    "ask": ask_server, "search": search_server, "stats": stats_server, "feedback": feedback_server,
-}
-
-
-def beside_server(args: argparse.Namespace, settings: Settings, error: StoreLockedError) -> None:
-    """A command that found the embedded knowledge base in use. Owned by this project's running `serve`
-    (`interfaces.server_record`): ``ask``, ``search`` and ``stats`` are sent to it; any other command gets one line
-    that says how to do it beside the server. Owned by anything else: the "in use" error as it was."""
-    server = None if settings.qdrant_url else running_server(settings.qdrant_path)
-    if server is None:
-        raise error
-    forward = None if getattr(args, "pipeline", None) else FORWARDED.get(args.command)
-    if forward is not None:
-        print(f"(the knowledge base is served by `serve` at {server.url}: asking it)", file=sys.stderr)
-        forward(args, ServerClient(server.url, api_key=os.environ.get("API_KEY") or None))
-        return
-    served = f"the knowledge base at {settings.qdrant_path} is served by `serve` (pid {server.pid}, {server.url})"
-    if args.command == "index":
-        laws = " ".join(f"-F laws={law}" for law in args.laws or []) or "-F laws=<law>"
-        raise StoreLockedError(f"{served}: index through it with `curl -X POST {server.url}/index/run -F "
-                               f"knowledge_base={args.collection or settings.collection} {laws}` (a job; "
-                               f"GET {server.url}/index/jobs follows it), or stop the server and run this again")
-    raise StoreLockedError(f"{served}: stop it to run `{args.command}`" + (
-        " with --pipeline (without it, `ask` asks the server)" if getattr(args, "pipeline", None) else ""))
 
 
 COMMANDS: dict[str, Command] = {

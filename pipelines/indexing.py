@@ -38,7 +38,7 @@ from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
 from document_store.source_manifest import COMPLETE, SourceManifest, SourceRecord, completed
 from document_store.statute_db import StatuteDB, content_hash, meta_hash
-from document_store.stored_points import AnyStore, stored_points
+from document_store.statute_store import StatuteStore
 from document_store.text_files import load_text_file
 from helpers.statute_labels import VERSION_SEP
 from pipelines.embedders import document_embedder, embedding_fingerprint
@@ -104,7 +104,7 @@ def check_unique(sources: list[Source]) -> None:
         raise ValueError(f"the same source given twice in one request: {', '.join(duplicates)}; rename one")
 
 
-def build_indexing_pipeline(document_store: AnyStore, settings: Settings, bulk: bool = True) -> Pipeline:
+def build_indexing_pipeline(document_store: StatuteStore, settings: Settings, bulk: bool = True) -> Pipeline:
     """splitter → bm25 (jieba terms' BM25 weights) → embedder (dense) → writer (overwrite by stable id). ``bulk``:
     see `document_embedder` (a server indexing uploads passes False)."""
     pipeline = Pipeline()
@@ -121,9 +121,8 @@ def build_indexing_pipeline(document_store: AnyStore, settings: Settings, bulk: 
 class Indexer:
     """Runs the indexing pipeline over sources, keeping the store and its manifest consistent."""
 
-    def __init__(self, store: AnyStore, settings: Settings, pipeline: Pipeline | None = None) -> None:
+    def __init__(self, store: StatuteStore, settings: Settings, pipeline: Pipeline | None = None) -> None:
         self.store = store
-        self.points = stored_points(store)
         self.manifest = SourceManifest(store)
         self.pipeline = pipeline or build_indexing_pipeline(store, settings)
         self.embedding = embedding_fingerprint(settings)
@@ -154,7 +153,7 @@ class Indexer:
         ``progress`` shows a progress bar; ``on_progress(done, total)`` is called with the articles written so far
         (a server's upload job reports it), every `PROGRESS_SLICE` articles."""
         check_unique(sources)
-        counts = self.points.source_counts()
+        counts = self.store.source_counts()
         results: list[SourceResult] = []
         pending: list[tuple[Source, str]] = []
         relabel: list[Source] = []
@@ -190,7 +189,7 @@ class Indexer:
         # result stays one entry per source asked for (an unchanged one that was reweighted says so)
         reweighted = {r.source: r for r in self.reweight(progress=progress)}
         if pending or relabel or reweighted:
-            self.points.optimize()  # Edge: the HNSW graph over what was written (from its size threshold on)
+            self.store.optimize()  # Edge: the HNSW graph over what was written (from its size threshold on)
         # (a relabelled one too: its payloads were rewritten in place before its weights were)
         return [reweighted[r.source] if r.action in ("unchanged", "relabelled") and r.source in reweighted else r
                 for r in results]
@@ -247,10 +246,10 @@ class Indexer:
         done: dict[str, int] = {}
         with tqdm(total=sum(len(s.documents) for s in sources), desc="updating metadata", unit="doc",
                   disable=not progress) as bar:
-            for ids, batch in self.points.scroll_sources({source.name for source in sources}):
+            for ids, batch in self.store.scroll_sources({source.name for source in sources}):
                 explained = [(point_id, doc) for point_id, doc in zip(ids, batch, strict=True)
                              if str(point_id) in metas]
-                self.points.set_metas([(point_id, metas[str(point_id)]) for point_id, _ in explained])
+                self.store.set_metas([(point_id, metas[str(point_id)]) for point_id, _ in explained])
                 for _, doc in explained:
                     done[doc.meta["source"]] = done.get(doc.meta["source"], 0) + 1
                 bar.update(len(batch))
@@ -281,9 +280,9 @@ class Indexer:
         done: dict[str, int] = {}
         with tqdm(total=sum(r.count for r in stale.values()), desc="reweighting BM25", unit="doc",
                   disable=not progress) as bar:
-            for ids, batch in self.points.scroll_sources(set(stale)):
+            for ids, batch in self.store.scroll_sources(set(stale)):
                 encoded = self.encoder.run(documents=batch, avgdl=avgdl)["documents"]
-                self.points.set_sparse([(point_id, doc.sparse_embedding) for point_id, doc
+                self.store.set_sparse([(point_id, doc.sparse_embedding) for point_id, doc
                                         in zip(ids, encoded, strict=True) if doc.sparse_embedding is not None])
                 for doc in batch:
                     done[doc.meta["source"]] = done.get(doc.meta["source"], 0) + 1
@@ -297,7 +296,7 @@ class Indexer:
     def _lengths(self, sources: dict[str, SourceRecord]) -> dict[str, int]:
         """The BM25 length of each of ``sources``, tokenised from the store (records from older versions lack it)."""
         lengths: dict[str, int] = {}
-        for _, batch in self.points.scroll_sources(set(sources)):
+        for _, batch in self.store.scroll_sources(set(sources)):
             for doc in batch:
                 lengths[doc.meta["source"]] = lengths.get(doc.meta["source"], 0) + sum(
                     self.encoder.term_counts(doc).values())

@@ -14,19 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from config.settings import Settings
-from document_store.knowledge_bases import knowledge_base_name
-from document_store.search_backend import engine_of
 from document_store.source_manifest import SourceManifest
-from document_store.stored_points import AnyStore
+from document_store.statute_store import StatuteStore
 from pipelines.embedders import embedding_fingerprint
 from pipelines.judges import describe_judge
 from pipelines.knowledge_base_warnings import knowledge_base_warnings
 
 
-def knowledge_base_stats(store: AnyStore, settings: Settings) -> dict[str, Any]:
+def knowledge_base_stats(store: StatuteStore, settings: Settings) -> dict[str, Any]:
     """The knowledge base in ``store``: ``name``, ``where``, ``documents``, ``sources`` (status, count, source),
     ``models``, ``judge``, ``bm25`` (None before anything is indexed), ``engine`` and ``warnings``."""
-    manifest, name = SourceManifest(store), knowledge_base_name(store)
+    manifest, name = SourceManifest(store), store.knowledge_base
     records = manifest.all()
     count, length = manifest.corpus()
     return {
@@ -35,7 +33,7 @@ def knowledge_base_stats(store: AnyStore, settings: Settings) -> dict[str, Any]:
         "models": embedded_with(manifest, settings), "judge": describe_judge(settings),
         "bm25": {"k1": settings.bm25_k1, "b": settings.bm25_b, "average_terms": round(length / count, 1)}
         if count else None,
-        "engine": engine_of(store),
+        "engine": store.engine,
         "warnings": knowledge_base_warnings(manifest, settings, name),
     }
 

@@ -24,7 +24,7 @@ from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
-from document_store.stored_points import AnyStore
+from document_store.statute_store import StatuteStore
 from helpers.contracts import RERANKER, RETRIEVAL_PATHS, RetrievalPath
 from pipelines.embedders import text_embedder
 
@@ -53,7 +53,7 @@ def make_reranker(settings: Settings, top_k: int = 10) -> Any:
 
 def add_retrieval(
     pipeline: Pipeline,
-    document_store: AnyStore,
+    document_store: StatuteStore,
     settings: Settings,
     mode: str = "hybrid",
     top_k: int = 10,
@@ -91,7 +91,7 @@ def evidence_output(pipeline: Pipeline) -> str:
     return RERANKER if has_reranker(pipeline) else "joiner"
 
 
-def build_retrieval_pipeline(document_store: AnyStore, settings: Settings, **options: Any) -> Pipeline:
+def build_retrieval_pipeline(document_store: StatuteStore, settings: Settings, **options: Any) -> Pipeline:
     """Citation lookup + BM25 (jieba) and/or dense retrieval of every query, RRF-fused, optionally reranked;
     ``options`` are `add_retrieval`'s (``mode``, ``top_k``, ``reranker``)."""
     pipeline = Pipeline()

@@ -47,7 +47,6 @@ from tqdm import tqdm
 
 from components.evaluators.relevance_evaluator import CALIBRATION_FILE
 from config.settings import Settings
-from document_store.knowledge_bases import knowledge_base_name
 from pipelines.embedders import embedding_fingerprint
 from pipelines.stores import open_document_store
 from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
@@ -332,7 +331,7 @@ def _train_evaluator(corpus: _Corpus, settings: Settings, pairs: list[Pair], all
         store, store_settings = corpus.open(settings)
     try:
         check_gold(all_pairs, set(articles_by_key(store)),
-                   f"the knowledge base '{knowledge_base_name(store)}'" if collection else "the statute corpus")
+                   f"the knowledge base '{store.knowledge_base}'" if collection else "the statute corpus")
         with corpus.phases.phase("train the relevance evaluator"):
             candidates = retrieve_candidates(store, store_settings, pairs, recipe.candidates, progress,
                                              "retrieving candidates")

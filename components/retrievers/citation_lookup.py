@@ -15,9 +15,9 @@ from typing import Any
 
 from haystack import Document, component, default_to_dict
 
+from components.retrievers.store_search import SearchingComponent
 from document_store.knowledge_bases import from_dict_sharing_store
-from document_store.search_backend import SearchingComponent
-from document_store.stored_points import AnyStore
+from document_store.statute_store import StatuteStore
 from helpers.chinese_numerals import CN_NUMERAL_CHARS
 from helpers.ranking import Ranking
 from helpers.statute_labels import LAW_NAME_PREFIX, article_no
@@ -68,7 +68,7 @@ class CitationLookup(SearchingComponent):
         ``meta.key``).
     """
 
-    def __init__(self, document_store: AnyStore) -> None:
+    def __init__(self, document_store: StatuteStore) -> None:
         self._bind_search(document_store)
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """DenseRetriever: embeds each query and searches the dense vectors; one ranking per query.
 
-The search runs in the store's own engine (`document_store.search_backend`): Qdrant Edge in this process, or a
+The search runs in the store's own engine (`components.retrievers.store_search`): Qdrant Edge in this process, or a
 Qdrant server through `QdrantEmbeddingRetriever`.
 
 Usage::
@@ -23,9 +23,9 @@ from haystack.core.serialization import (
 )
 
 from components.embedders.onnx_text_embedder import OnnxTextEmbedder
+from components.retrievers.store_search import SearchingComponent, shown_as_amended
 from document_store.knowledge_bases import from_dict_sharing_store
-from document_store.search_backend import SearchingComponent, shown_as_amended
-from document_store.stored_points import AnyStore
+from document_store.statute_store import StatuteStore
 from helpers.ranking import Ranking
 from helpers.statute_versions import with_versions
 
@@ -43,7 +43,7 @@ class DenseRetriever(SearchingComponent):
 
     def __init__(
         self,
-        document_store: AnyStore,
+        document_store: StatuteStore,
         embedder: Any,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,

@@ -15,9 +15,9 @@ from typing import Any
 
 from haystack import Document, component, default_to_dict
 
+from components.retrievers.store_search import SearchingComponent, shown_as_amended
 from document_store.knowledge_bases import from_dict_sharing_store
-from document_store.search_backend import SearchingComponent, shown_as_amended
-from document_store.stored_points import AnyStore
+from document_store.statute_store import StatuteStore
 from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
 from helpers.ranking import Ranking
 from helpers.statute_versions import with_versions
@@ -29,7 +29,7 @@ class JiebaBM25Retriever(SearchingComponent):
 
     The document side of BM25 (k1, b, length normalisation) is written by `JiebaBM25DocumentEncoder` at
     indexing time as Qdrant sparse vectors; a query sends its terms' counts and the store's IDF modifier does
-    the rest, in the store's own engine (`document_store.search_backend`: Qdrant Edge in this process, or a Qdrant
+    the rest, in the store's own engine (`components.retrievers.store_search`: Qdrant Edge in this process, or a Qdrant
     server). Query and documents must use the same jieba ``mode`` and ``user_dict``.
 
     :param document_store: the store the indexing pipeline wrote (Qdrant Edge, or a Qdrant server).
@@ -44,7 +44,7 @@ class JiebaBM25Retriever(SearchingComponent):
 
     def __init__(
         self,
-        document_store: AnyStore,
+        document_store: StatuteStore,
         top_k: int = 10,
         mode: str = "search",
         user_dict: str | None = None,

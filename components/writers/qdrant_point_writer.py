@@ -1,8 +1,8 @@
 """QdrantPointWriter: writes embedded documents to the knowledge base's store, overwriting documents with the same id.
 
 Writes the same Qdrant points as `DocumentWriter(policy=DuplicatePolicy.OVERWRITE)` (payload, dense and sparse
-vectors, point id) into a `QdrantEdgeDocumentStore` or a `QdrantDocumentStore`, but builds them without running
-`Document.to_dict()` over the vectors (`document_store.stored_points.to_points`, and the Edge store's own
+vectors, point id) into either `StatuteStore` (embedded Edge or a server), but builds them without running
+`Document.to_dict()` over the vectors (`document_store.qdrant_store.to_points`, and the Edge store's own
 writer): its recursive `dataclasses.asdict` copies every float of both embeddings one call at a time.
 `tests/components/test_qdrant_point_writer.py` checks that the points equal the library's for the same documents.
 
@@ -16,7 +16,7 @@ Usage::
 from haystack import Document, component
 
 from document_store.knowledge_bases import StoreComponentSerialization
-from document_store.stored_points import AnyStore, stored_points
+from document_store.statute_store import StatuteStore
 
 
 @component
@@ -26,7 +26,7 @@ class QdrantPointWriter(StoreComponentSerialization):
     :param document_store: the store to write to (embedded path or server).
     """
 
-    def __init__(self, document_store: AnyStore) -> None:
+    def __init__(self, document_store: StatuteStore) -> None:
         self.document_store = document_store
 
     @component.output_types(documents_written=int)
@@ -34,5 +34,5 @@ class QdrantPointWriter(StoreComponentSerialization):
         if bad := next((d for d in documents if not isinstance(d, Document)), None):
             raise ValueError(f"QdrantPointWriter expects Documents, got {type(bad).__name__}")
         if documents:
-            stored_points(self.document_store).upsert(documents)
+            self.document_store.upsert(documents)
         return {"documents_written": len(documents)}

@@ -1,12 +1,11 @@
 import pytest
 from haystack import Document, Pipeline
 from haystack.dataclasses import ByteStream, SparseEmbedding
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 from haystack_integrations.document_stores.qdrant.converters import convert_haystack_documents_to_qdrant_points
 
 from components.writers.qdrant_point_writer import QdrantPointWriter
 from document_store.edge_store import QdrantEdgeDocumentStore
-from document_store.stored_points import to_points
+from document_store.qdrant_store import QdrantServerDocumentStore, to_points
 from pipelines.yaml_export import ALLOWED_MODULES
 
 
@@ -40,8 +39,8 @@ def test_points_do_not_share_the_documents_mutable_data() -> None:
 def test_writes_read_back_and_overwrite_by_id(tmp_path, kind: str) -> None:
     store = (QdrantEdgeDocumentStore(path=str(tmp_path / "e"), embedding_dim=4, write_batch_size=2,
                                      return_embedding=True) if kind == "edge" else
-             QdrantDocumentStore(path=str(tmp_path / "q"), index="t", embedding_dim=4, use_sparse_embeddings=True,
-                                 write_batch_size=2, return_embedding=True))  # 3 batches for 5 documents
+             QdrantServerDocumentStore(path=str(tmp_path / "q"), index="t", embedding_dim=4,
+                                       use_sparse_embeddings=True, write_batch_size=2, return_embedding=True))  # 3 batches for 5 documents
     writer = QdrantPointWriter(document_store=store)
     docs = documents()[:2] + [Document(content=f"第{i}条", embedding=[float(i), 0.0, 0.0, 1.0]) for i in range(3)]
     assert writer.run(documents=docs)["documents_written"] == 5
@@ -56,7 +55,7 @@ def test_writes_read_back_and_overwrite_by_id(tmp_path, kind: str) -> None:
 
 
 def test_empty_and_bad_input(tmp_path) -> None:
-    store = QdrantDocumentStore(path=str(tmp_path / "q"), index="t", embedding_dim=4)
+    store = QdrantServerDocumentStore(path=str(tmp_path / "q"), index="t", embedding_dim=4)
     writer = QdrantPointWriter(document_store=store)
     assert writer.run(documents=[])["documents_written"] == 0
     with pytest.raises(ValueError, match="expects Documents, got str"):

@@ -11,16 +11,15 @@ from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.utils import Secret
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from components.retrievers.citation_lookup import CitationLookup, VersionGap, names_in
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
+from components.retrievers.store_search import StoreSearch
 from document_store.edge_store import QdrantEdgeDocumentStore
-from document_store.qdrant_store import qdrant_client_of
-from document_store.search_backend import EdgeSearch, QdrantSearch, engine_of, open_search
-from document_store.stored_points import stored_points
+from document_store.qdrant_store import QdrantServerDocumentStore, qdrant_client_of
+from document_store.statute_store import StatuteStore
 from harness.openai_server import ScriptedOpenAIServer
 from helpers.jieba_tokenizer import JiebaTokenizer, term_id
 from helpers.statute_labels import article_no
@@ -45,10 +44,11 @@ def backend(request) -> str:
     return request.param
 
 
-def server_copy(edge: QdrantEdgeDocumentStore, path: Path) -> QdrantDocumentStore:
-    """The Edge store's documents, vectors and all, in a qdrant-haystack store as a server holds them."""
-    local = QdrantDocumentStore(path=str(path), index="kb", embedding_dim=edge.embedding_dim, similarity="cosine",
-                                use_sparse_embeddings=True, sparse_idf=True, progress_bar=False)
+def server_copy(edge: QdrantEdgeDocumentStore, path: Path) -> QdrantServerDocumentStore:
+    """The Edge store's documents, vectors and all, in the server store (on qdrant-client's local mode)."""
+    local = QdrantServerDocumentStore(path=str(path), index="kb", embedding_dim=edge.embedding_dim,
+                                      similarity="cosine", use_sparse_embeddings=True, sparse_idf=True,
+                                      progress_bar=False)
     edge.return_embedding = True
     try:
         local.write_documents(edge.filter_documents())
@@ -142,9 +142,8 @@ def test_an_explicit_citation_outside_the_filter_is_not_returned(store, settings
 def test_a_law_named_but_held_in_no_version_of_the_day_is_a_version_gap(fixture_store, backend, tmp_path):
     """Issue 46, item 4: the laws a query names (by name, or a bare citation the law filter resolves) that the
     knowledge base holds in no version in force on ``as_of``, found by payload queries on both backends."""
-    points = stored_points(fixture_store)
-    for ids, batch in points.scroll_sources({"file:a.md"}):  # 示例信息保护法 in force from 2021-01-01
-        points.set_metas([(point_id, {**doc.meta, "in_force": True, "valid_from": 20210101, "valid_to": OPEN_END})
+    for ids, batch in fixture_store.scroll_sources({"file:a.md"}):  # 示例信息保护法 in force from 2021-01-01
+        fixture_store.set_metas([(point_id, {**doc.meta, "in_force": True, "valid_from": 20210101, "valid_to": OPEN_END})
                           for point_id, doc in zip(ids, batch, strict=True)])
     store = fixture_store if backend == "edge" else server_copy(fixture_store, tmp_path / "server")
     lookup = CitationLookup(document_store=store)
@@ -198,15 +197,15 @@ def test_bm25_scores_are_lucene_bm25_on_every_backend(fixture_store, settings, t
     assert len(matching) >= 5
     server = server_copy(fixture_store, tmp_path / "server")
     for searched in (server, fixture_store):
-        hits = open_search(searched).bm25(terms, top_k=len(docs))
+        hits = StoreSearch(searched).bm25(terms, top_k=len(docs))
         assert {d.meta["key"]: d.score for d in hits} == pytest.approx(matching, rel=1e-5)
     server.close()
 
 
 def test_each_store_is_searched_by_its_own_engine(fixture_store, tmp_path):
     server = server_copy(fixture_store, tmp_path / "server")
-    assert isinstance(open_search(fixture_store), EdgeSearch) and engine_of(fixture_store) == "edge"
-    assert isinstance(open_search(server), QdrantSearch) and engine_of(server) == "qdrant"
+    assert fixture_store.engine == "edge" and server.engine == "qdrant"
+    assert isinstance(fixture_store, StatuteStore) and isinstance(server, StatuteStore)
     server.close()
 
 

@@ -10,19 +10,17 @@ from pathlib import Path
 import pytest
 from haystack import Document
 from haystack.dataclasses import SparseEmbedding
-from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 from document_store import knowledge_bases
 from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.knowledge_bases import (
     MIGRATED,
     delete_knowledge_base,
-    knowledge_base_name,
     list_knowledge_bases,
     open_store,
     shared_store_from_dict,
 )
-from document_store.qdrant_store import StoreLocation
+from document_store.qdrant_store import QdrantServerDocumentStore, StoreLocation
 from document_store.source_manifest import SourceManifest, completed
 
 
@@ -37,8 +35,9 @@ def articles(count: int, dim: int = 8) -> list[Document]:
 def old_local_mode_kb(root: Path, name: str, docs: list[Document]) -> None:
     """A knowledge base as the project made it before the Edge store: local mode in ``<root>/<name>``, with its
     manifest collection beside the documents."""
-    local = QdrantDocumentStore(path=str(root / name), index=name, embedding_dim=8, use_sparse_embeddings=True,
-                                sparse_idf=True, similarity="cosine", progress_bar=False)
+    local = QdrantServerDocumentStore(path=str(root / name), index=name, embedding_dim=8,
+                                      use_sparse_embeddings=True, sparse_idf=True, similarity="cosine",
+                                      progress_bar=False)
     local.write_documents(docs)
     SourceManifest(local).mark_complete([completed("law:示例法", "hash", len(docs), "e5", 40, (1.2, 0.75, 2.0), "meta")])
     local.close()
@@ -89,8 +88,8 @@ def test_knowledge_bases_are_listed_and_deleted(location):
     new.write_documents(articles(2))
     (location.path / "stray").mkdir()  # a folder that holds no knowledge base
     assert list_knowledge_bases(location) == ["new", "old"]
-    assert knowledge_base_name(new) == "new"
-    delete_knowledge_base(location, "new", new)
+    assert new.knowledge_base == "new"
+    delete_knowledge_base(new)
     assert not (location.path / "new").exists()
     assert list_knowledge_bases(location) == ["old"]
     assert open_store(location, "new").count_documents() == 0  # made again, empty

@@ -263,15 +263,13 @@ def test_a_store_of_raw_term_frequencies_is_reweighted_by_the_next_index(store, 
 
     from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
     from document_store.source_manifest import SourceRecord
-    from document_store.stored_points import stored_points
 
     paths = [write(tmp_path / "短则.md", SHORT), write(tmp_path / "长则.md", LONG)]
     Indexer(store, settings).index(file_sources(paths), progress=False)
     encoder = JiebaBM25DocumentEncoder()
-    points = stored_points(store)
-    for ids, documents in points.scroll_sources({"file:短则.md", "file:长则.md"}):
+    for ids, documents in store.scroll_sources({"file:短则.md", "file:长则.md"}):
         counts = [encoder.term_counts(doc) for doc in documents]
-        points.set_sparse([(i, SparseEmbedding(indices=sorted(c), values=[float(c[t]) for t in sorted(c)]))
+        store.set_sparse([(i, SparseEmbedding(indices=sorted(c), values=[float(c[t]) for t in sorted(c)]))
                            for i, c in zip(ids, counts, strict=True)])
     manifest = SourceManifest(store)
     for record in manifest.all():  # an old record: no length, no BM25 parameters

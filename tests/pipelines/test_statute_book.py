@@ -12,7 +12,6 @@ from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
 from document_store.source_manifest import SourceManifest
-from document_store.stored_points import stored_points
 from helpers.answer_check import AnswerChecker
 from helpers.statute_versions import with_versions
 from pipelines.embedders import text_embedder
@@ -138,10 +137,9 @@ def test_an_older_store_is_migrated_in_place_without_re_embedding(tmp_path, e5_m
     store = open_document_store(settings)
     try:
         Indexer(store, settings).index(law_sources(["刑法修正案（十二）"]), progress=False)
-        points = stored_points(store)
         before = vectors(store)
-        for ids, documents in points.scroll_sources({"law:中华人民共和国刑法修正案（十二）"}):
-            points.set_metas([(i, {k: v for k, v in doc.meta.items()  # as a store indexed before versions holds
+        for ids, documents in store.scroll_sources({"law:中华人民共和国刑法修正案（十二）"}):
+            store.set_metas([(i, {k: v for k, v in doc.meta.items()  # as a store indexed before versions holds
                                    if k not in ("in_force", "valid_from", "valid_to", "version_date", "amends")})
                               for i, doc in zip(ids, documents, strict=True)])  # them: no version fields, no links
         assert not any("in_force" in d.meta for d in store.filter_documents())

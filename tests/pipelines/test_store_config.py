@@ -19,7 +19,13 @@ from qdrant_client import QdrantClient, models
 from config.settings import Settings
 from document_store.errors import StoreConfigError
 from document_store.knowledge_bases import open_store
-from document_store.qdrant_store import StoreLocation, connect_qdrant_store, list_collections, open_qdrant_store
+from document_store.qdrant_store import (
+    QdrantServerDocumentStore,
+    StoreLocation,
+    connect_qdrant_store,
+    list_collections,
+    open_qdrant_store,
+)
 from interfaces.chat_api import http_errors
 from interfaces.cli import main
 from pipelines.stores import open_document_store, store_location
@@ -96,7 +102,7 @@ def test_server_store_carries_key_timeout_shards_and_hnsw():
     indexed = {index["field_name"]: index["field_schema"] for index in params["payload_fields_to_index"]}
     assert indexed["meta.article_no"] == "keyword" and indexed["meta.law"] == "keyword"
     assert indexed["meta.in_force"] == "bool" and indexed["meta.valid_to"] == "integer"  # every search's version filter
-    assert QdrantDocumentStore.from_dict(store.to_dict()).api_key == store.api_key  # the key is never serialised
+    assert QdrantServerDocumentStore.from_dict(store.to_dict()).api_key == store.api_key  # the key is never serialised
 
 
 def test_store_location_takes_the_server_settings_from_settings():
