@@ -1,12 +1,10 @@
-"""Haystack filters for Qdrant Edge: qdrant-haystack's conversion, then Edge's filter classes one to one.
-
-`qdrant_filter` turns Haystack filters into qdrant-client's models with qdrant-haystack's `convert_filters_to_qdrant`
-(the server path's own converter), after making a ``NOT`` of several conditions ``NOT (AND …)`` as Haystack defines
-it; `edge_filter` maps those models onto `qdrant_edge`'s. A condition Edge has no twin for is a `FilterError`.
+"""Haystack filters for Qdrant Edge: qdrant-client's filter models (`qdrant_filters.qdrant_filter`, what the server
+store sends too) mapped one to one onto `qdrant_edge`'s. A condition Edge has no twin for is a `FilterError`.
 
 Usage::
 
-    from document_store.edge_filters import edge_filter, qdrant_filter
+    from document_store.edge_filters import edge_filter
+    from document_store.qdrant_filters import qdrant_filter
     condition = edge_filter(qdrant_filter({"field": "meta.law", "operator": "==", "value": "民法典"}))
 """
 
@@ -16,7 +14,6 @@ from typing import Any
 
 import qdrant_edge as edge
 from haystack.utils.filters import FilterError
-from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
 from qdrant_client.http import models as rest
 
 # qdrant-edge-py 0.9.0 turns a Python bool in MatchValue into an integer, so no condition ever matches a boolean
@@ -30,25 +27,6 @@ def bool_twin(key: str) -> str:
     if not key.startswith("meta.") or "." in key[len("meta."):]:
         raise FilterError(f"the Edge store can match booleans of top-level meta fields only, not {key!r}")
     return f"{BOOL_TWINS}.{key[len('meta.'):]}"
-
-
-def qdrant_filter(filters: dict[str, Any] | None) -> rest.Filter | None:
-    """Haystack filters as qdrant-client's filter models, by qdrant-haystack's converter; a ``NOT`` of several
-    conditions is first made ``NOT (AND …)``, as Haystack defines it (the converter alone gives "none of them")."""
-    if filters and "operator" not in filters:
-        raise FilterError("a filter needs a top-level 'operator' (see "
-                          "https://docs.haystack.deepset.ai/docs/metadata-filtering)")
-    return convert_filters_to_qdrant(_not_of_all(filters) if filters else None)
-
-
-def _not_of_all(item: dict[str, Any]) -> dict[str, Any]:
-    conditions = item.get("conditions")
-    if not isinstance(conditions, list):
-        return item
-    conditions = [_not_of_all(c) for c in conditions]
-    if item["operator"] == "NOT" and len(conditions) > 1:
-        conditions = [{"operator": "AND", "conditions": conditions}]
-    return {**item, "conditions": conditions}
 
 
 def edge_filter(condition: Any) -> Any:

@@ -37,13 +37,13 @@ from haystack_integrations.document_stores.qdrant.document_store import (
     SPARSE_VECTORS_NAME,
     QdrantStoreError,
 )
-from haystack_integrations.document_stores.qdrant.filters import convert_filters_to_qdrant
 from qdrant_client import QdrantClient
 from qdrant_client.http import models as rest
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
 from document_store.errors import StoreConfigError
 from document_store.payload_indexes import PAYLOAD_INDEXES, SOURCE_FACET_LIMIT
+from document_store.qdrant_filters import qdrant_filter
 from document_store.source_manifest import CollectionRecords
 
 logger = logging.getLogger(__name__)
@@ -261,22 +261,33 @@ class QdrantServerDocumentStore(QdrantDocumentStore):
     def filter_documents(self, filters: dict[str, Any] | None = None, limit: int | None = None) -> list[Document]:
         """The documents matching Haystack ``filters``; at most ``limit`` of them (one request) when given."""
         if limit is None:
-            return super().filter_documents(filters)
-        points = self.client.query_points(self.index, query_filter=_qdrant_filter(filters), limit=limit,
+            return super().filter_documents(qdrant_filter(filters))
+        points = self.client.query_points(self.index, query_filter=qdrant_filter(filters), limit=limit,
                                           with_payload=True, with_vectors=False).points
         return [convert_qdrant_point_to_haystack_document(p, use_sparse_embeddings=self.use_sparse_embeddings)
                 for p in points]
 
+    def delete_by_filter(self, filters: dict[str, Any]) -> int:
+        """Delete the documents matching Haystack ``filters`` (as the Edge store reads them); how many."""
+        condition = qdrant_filter(filters)
+        if condition is None:
+            return 0
+        deleted = self.client.count(self.index, count_filter=condition, exact=True).count
+        self.client.delete(self.index, points_selector=rest.FilterSelector(filter=condition),
+                           wait=self.wait_result_from_api)
+        return deleted
+
     def query_dense(self, embedding: list[float], top_k: int = 10,
                     filters: dict[str, Any] | None = None) -> list[Document]:
-        return self._query_by_embedding(query_embedding=embedding, filters=filters, top_k=top_k)
+        return self._query_by_embedding(query_embedding=embedding, filters=qdrant_filter(filters), top_k=top_k)
 
     def query_sparse(self, embedding: SparseEmbedding, top_k: int = 10,
                      filters: dict[str, Any] | None = None) -> list[Document]:
-        return self._query_by_sparse(query_sparse_embedding=embedding, filters=filters, top_k=top_k)
+        return self._query_by_sparse(query_sparse_embedding=embedding, filters=qdrant_filter(filters),
+                                     top_k=top_k)
 
     def facet(self, key: str, limit: int, filters: dict[str, Any] | None = None) -> list[str]:
-        hits = self.client.facet(self.index, key=key, facet_filter=_qdrant_filter(filters), limit=limit,
+        hits = self.client.facet(self.index, key=key, facet_filter=qdrant_filter(filters), limit=limit,
                                  exact=True).hits
         return [str(hit.value) for hit in hits]
 
@@ -313,10 +324,6 @@ class QdrantServerDocumentStore(QdrantDocumentStore):
             self.client.upsert(collection_name=self.index, wait=self.wait_result_from_api,
                                points=to_points(documents[start:start + self.write_batch_size],
                                                 self.use_sparse_embeddings))
-
-
-def _qdrant_filter(filters: dict[str, Any] | None) -> rest.Filter | None:
-    return convert_filters_to_qdrant(filters) if filters else None
 
 
 def to_points(documents: list[Document], use_sparse_embeddings: bool) -> list[rest.PointStruct]:

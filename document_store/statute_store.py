@@ -74,6 +74,10 @@ class StatuteStore(Protocol):
 
     def delete_documents(self, document_ids: list[str]) -> None: ...
 
+    def delete_by_filter(self, filters: dict[str, Any]) -> Any:
+        """Delete the documents matching Haystack ``filters``."""
+        ...
+
     def to_dict(self) -> dict[str, Any]: ...
 
     # -- queries the retrievers make -------------------------------------------------------------------------------

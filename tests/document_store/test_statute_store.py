@@ -6,12 +6,20 @@ from pathlib import Path
 import pytest
 from haystack import Document
 from haystack.dataclasses import SparseEmbedding
+from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
+from haystack.testing.document_store import DocumentStoreBaseTests
+from haystack.utils.filters import FilterError
 
 from document_store.edge_store import DOCUMENTS, QdrantEdgeDocumentStore
 from document_store.qdrant_store import QdrantServerDocumentStore
 from document_store.source_manifest import SourceManifest, completed
 from document_store.statute_store import StatuteStore
+
+
+def _stripped(documents: list[Document]) -> list[Document]:
+    return sorted((Document(id=d.id, content=d.content, meta=d.meta, blob=d.blob) for d in documents),
+                  key=lambda d: d.id)
 
 
 def articles() -> list[Document]:
@@ -83,3 +91,45 @@ def test_the_manifest_lives_with_the_store_and_is_dropped_with_it(store, tmp_pat
         assert not (tmp_path / "kb").exists()
     store.open()  # a dropped knowledge base opens again, empty
     assert store.count_documents() == 0 and SourceManifest(store).all() == []
+
+
+class TestHaystackSuiteOnTheServerStore(DocumentStoreBaseTests):
+    """Haystack's `DocumentStoreBaseTests` on the server store too (test_edge_store.py runs them on the Edge store),
+    here on qdrant-client's local mode: its overrides (``filter_documents`` with a limit) keep the protocol."""
+
+    @pytest.fixture
+    def document_store(self, tmp_path: Path):
+        store = QdrantServerDocumentStore(path=str(tmp_path / "local"), index="kb", embedding_dim=768,
+                                          use_sparse_embeddings=True, sparse_idf=True, progress_bar=False)
+        yield store
+        store.close()
+
+    def assert_documents_are_equal(self, received: list[Document], expected: list[Document]) -> None:
+        assert _stripped(received) == _stripped(expected)
+
+    # as on the Edge store (test_edge_store.py): qdrant-haystack's converter refuses a None value with a FilterError
+    @pytest.mark.parametrize("operator", ["==", "!=", ">", ">=", "<", "<="])
+    def test_comparison_with_none_is_a_clear_error(self, document_store, operator: str) -> None:
+        with pytest.raises(FilterError, match="not found"):
+            document_store.filter_documents({"field": "meta.number", "operator": operator, "value": None})
+
+    test_comparison_equal_with_none = test_comparison_not_equal_with_none = None
+    test_comparison_greater_than_with_none = test_comparison_greater_than_equal_with_none = None
+    test_comparison_less_than_with_none = test_comparison_less_than_equal_with_none = None
+
+    def test_write_documents(self, document_store) -> None:
+        doc = Document(content="test doc")
+        assert document_store.write_documents([doc]) == 1
+        with pytest.raises(DuplicateDocumentError):  # the default policy (NONE) fails, as on the Edge store
+            document_store.write_documents([doc])
+        self.assert_documents_are_equal(document_store.filter_documents(), [doc])
+
+
+def test_a_not_of_several_conditions_and_a_source_deleted_by_filter_alike(store) -> None:
+    """Haystack's NOT (AND …), not qdrant-haystack's "none of them", on both stores; what the indexer deletes."""
+    not_both = {"operator": "NOT", "conditions": [{"field": "meta.law", "operator": "==", "value": "示例法"},
+                                                  {"field": "meta.article_no", "operator": "==", "value": "第一条"}]}
+    assert sorted(d.id for d in store.filter_documents(not_both)) == ["另一法第一条", "示例法第二条"]
+    assert sorted(d.id for d in store.filter_documents(not_both, limit=5)) == ["另一法第一条", "示例法第二条"]
+    store.delete_by_filter({"field": "meta.source", "operator": "==", "value": "law:示例法"})
+    assert [d.id for d in store.filter_documents()] == ["另一法第一条"]
