@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_LAW = "中华人民共和国个人信息保护法"
-# Which Qdrant engine searches: "edge" = in-process on the embedded Qdrant Edge store, "qdrant" = a Qdrant server
-# (QDRANT_URL); "auto" = the one the store has. Naming one makes a store of the other kind a clear error.
 BASE_EMBEDDER = "multilingual-e5-small"
 ADAPTED_EMBEDDER = "e5-small-statutes"
 LLM_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"

@@ -77,7 +77,7 @@ def add_answer_stage(pipeline: Pipeline) -> None:
 
 def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top_k: int = 10,
                            require_models: bool = True) -> Pipeline:
-    """The full loop as one serialisable Pipeline (see DESIGN.md §1); ``require_models=False`` builds it even
+    """The full loop as one serialisable Pipeline (docs/agentic-loop.md); ``require_models=False`` builds it even
     where the trained models it names are not there yet (YAML export)."""
     pipeline = Pipeline(max_runs_per_component=settings.max_rounds + 2)
     pipeline.add_component("router", QueryRouter())

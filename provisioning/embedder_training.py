@@ -12,7 +12,7 @@ The saved folder carries a completion marker naming its weights' digest, so the 
 
 Usage::
 
-    rows = training_rows(pairs, candidates, mirror.by_key, "query: ", "passage: ")
+    rows = training_rows(pairs, candidates, articles_by_key(store), "query: ", "passage: ")
     fine_tune(Path("models/multilingual-e5-small"), rows, Path("/tmp/adapted"), EmbedderRecipe())
 """
 

@@ -6,7 +6,7 @@ kept, e.g. STARD's ``qid``). Every problem is a one-line `TrainingDataError` and
 Usage::
 
     pairs = load_pairs("training_data/stard/stard_train_with_criminal.jsonl")
-    check_gold(pairs, set(mirror.by_key))          # every gold key must be in the collection
+    check_gold(pairs, set(articles_by_key(store)))  # every gold key must be in the knowledge base
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ recorded avgdl is more than that off the collection's current one).
 Over every current article (`law_sources(["all"])` → `StatuteSplitter` → `JiebaBM25DocumentEncoder.term_counts`):
 the length distribution; a first index from empty as the `Indexer` runs it (groups of ``GROUP_SIZE``, running
 avgdl); the drift one law added / removed causes; and BM25 R@10 / MRR@10 on STARD with weights written with a
-wrong avgdl·(1+δ), scored in numpy as the collection mirror does (Qdrant's IDF, stable sort by row).
+wrong avgdl·(1+δ), scored in numpy as the removed collection mirror did (Qdrant's IDF, stable sort by row).
 
     .venv/bin/python research/bm25_drift_study.py [--queries PATH] [--out PATH]
 """

@@ -3,7 +3,7 @@
 Each document gets ``sparse_embedding`` = {term id: ``tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))``} over its
 jieba tokens, the document side of Lucene's BM25 (as in Qdrant's own BM25 recipe). The store multiplies by
 the IDF itself (a sparse vector with ``modifier=idf``), so a query is just its terms' counts and the same score
-comes out of the in-process mirror, the embedded store and a Qdrant server. ``avgdl`` is the average length of
+comes out of the embedded store and a Qdrant server. ``avgdl`` is the average length of
 the collection the documents join (the `Indexer` computes it, keeps it in the source manifest and reweights when
 it drifts); without it, the documents' own average is used.
 
