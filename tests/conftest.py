@@ -7,7 +7,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
-os.environ["ENV_FILE"] = ""  # a developer's own .env must not reach the tests (test_env_file.py sets one)
+os.environ["ENV_FILE"] = ""  # a developer's own .env must not reach the tests (config/test_settings.py sets one)
 # The scripted-LLM tests script the LLM judge's replies; the tests of the trained evaluator, and the real-model
 # tests of the defaults, set JUDGE themselves.
 os.environ.setdefault("JUDGE", "llm")
@@ -41,6 +41,33 @@ def settings(tmp_path: Path, e5_model: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 PIPL = "中华人民共和国个人信息保护法"
+
+
+@pytest.fixture(scope="module")
+def pipl_store(tmp_path_factory: pytest.TempPathFactory, e5_model: Path):
+    """A store holding the 个人信息保护法 (74 articles), shared by one test module."""
+    from pipelines.indexing import Indexer, law_sources
+    from pipelines.stores import open_document_store
+
+    settings = Settings(qdrant_path=tmp_path_factory.mktemp("store") / "qdrant", embedding_model=str(e5_model))
+    store = open_document_store(settings)
+    Indexer(store, settings).index(law_sources([PIPL]), progress=False)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def llm(monkeypatch: pytest.MonkeyPatch):
+    """The scripted OpenAI-compatible server as the LLM (no DeepSeek, no SerpAPI key, 2 s timeout, no retries)."""
+    from harness.openai_server import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer(default="好的") as server:
+        for name in ("DEEPSEEK_API_KEY", "SERPAPI_API_KEY", "SERPAPI_BASE_URL", "LLM_LIGHT_MODEL"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("LLM_TIMEOUT", "2")
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+        yield server
 
 
 @pytest.fixture(scope="session")
