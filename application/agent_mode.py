@@ -23,12 +23,12 @@ from haystack.tools import Tool
 from components.builders.answer_finalizer import LLM_DOWN, citation_of, list_articles
 from components.routers.query_router import QueryRouter
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
-from helpers.answer_check import AnswerChecker
-from helpers.cancellation import Cancellation, RunCancelled
-from helpers.contracts import Mode, is_web
-from helpers.prompt_guard import quote_data
-from helpers.result import RAGResult
-from helpers.statute_labels import citation_label
+from helpers.checks.answer_check import AnswerChecker
+from helpers.checks.prompt_guard import quote_data
+from helpers.records.cancellation import Cancellation, RunCancelled
+from helpers.records.contracts import Mode, is_web
+from helpers.records.result import RAGResult
+from helpers.statutes.labels import citation_label
 from llm_access.call_policy import LLMUnavailableError, PolicyChatGenerator
 from llm_access.factory import make_chat_generator
 from pipelines.retrieval import retrieve
@@ -156,7 +156,7 @@ class KnowledgeAgent:
     def _result(self, query: str, answer: str, sources: list[Document], steps: list[dict[str, Any]],
                 stop_reason: str, route: dict[str, Any], llm_calls: int, started: float,
                 checked_tail: str = "") -> RAGResult:
-        """The result; the model's ``answer`` goes through the answer check (`helpers.answer_check`: citations,
+        """The result; the model's ``answer`` goes through the answer check (`helpers.checks.answer_check`: citations,
         quotes, quantities), ``checked_tail`` (an article list already checked by `list_articles`) is appended as
         it is."""
         check = AnswerChecker(sources, query).check(answer)

@@ -33,7 +33,7 @@ from typing import Any
 
 from components.retrievers.citation_lookup import CitationLookup
 from document_store.statute_store import StatuteStore
-from helpers.result import RAGResult
+from helpers.records.result import RAGResult
 
 FEEDBACK_FILE = Path("feedback") / "feedback.jsonl"
 LAST_ANSWER_FILE = Path("feedback") / "last_answer.json"

@@ -26,9 +26,9 @@ from components.builders.answer_finalizer import citation_of
 from config.settings import Settings
 from document_store.source_manifest import SourceManifest
 from document_store.statute_store import StatuteStore
-from helpers.cancellation import Cancellation
-from helpers.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
-from helpers.result import RAGResult
+from helpers.records.cancellation import Cancellation
+from helpers.records.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
+from helpers.records.result import RAGResult
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
 from pipelines.knowledge_base_warnings import as_of_warnings, knowledge_base_warnings
 from pipelines.retrieval import build_retrieval_pipeline, depth_inputs, has_reranker, retrieve

@@ -26,7 +26,7 @@ from document_store.knowledge_bases import delete_knowledge_base, list_knowledge
 from document_store.qdrant_store import validate_collection_name
 from document_store.source_manifest import COMPLETE, SourceManifest
 from document_store.text_files import text_document, upload_name
-from helpers.result import RAGResult
+from helpers.records.result import RAGResult
 from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import (
     Indexer,

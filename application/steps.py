@@ -17,9 +17,9 @@ from typing import Any
 
 from haystack import Document, Pipeline
 
-from helpers.cancellation import Cancellation
-from helpers.contracts import RETRIEVAL_PATHS
-from helpers.loop_rounds import Round, best_round, document_summary
+from helpers.records.cancellation import Cancellation
+from helpers.records.contracts import RETRIEVAL_PATHS
+from helpers.records.rounds import Round, best_round, document_summary
 
 StepCallback = Callable[[dict[str, Any]], None]
 TOP_KEYS = 5

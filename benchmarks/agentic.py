@@ -42,7 +42,7 @@ from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from config.settings import Settings
-from helpers.result import RAGResult
+from helpers.records.result import RAGResult
 from llm_access.factory import resolve_endpoint
 from pipelines.indexing import Indexer
 from pipelines.judges import resolve_judge

@@ -10,7 +10,7 @@ statute database itself (not the evidence the answer check used):
   flagged (`trace.answer_checks`); ``left unflagged`` counts those in the final answer without 〔引文不符〕 or
   〔未核实〕 (goal 0);
 - **rendered statute text** that differs from the database's (goal 0);
-- **quantities** (`helpers.quantities`) the answer states outside statute text: flagged 〔未见依据〕, and those left
+- **quantities** (`helpers.statutes.quantities`) the answer states outside statute text: flagged 〔未见依据〕, and those left
   unflagged without a basis in the evidence or the question (goal 0);
 - **broken sections**: a header with nothing after it, or text that stops mid-sentence (goal 0); the **echo rate**
   (answers in which the LLM call's guard removed a copied instruction);
@@ -41,13 +41,13 @@ from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries
 from benchmarks.retrieval import DEFAULT_QUERIES
 from document_store.statute_db import StatuteDB
-from helpers.answer_check import EXCERPT_MARK, NO_BASIS, QUOTE_MISMATCH, STATUTE_SECTION
-from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK
-from helpers.prompt_guard import SECTION_HEADER
-from helpers.quantities import quantities
-from helpers.quotes import ELLIPSIS_RE, is_excerpt, normalise
-from helpers.result import RAGResult
-from helpers.statute_labels import LAW_NAME_PREFIX, article_no
+from helpers.checks.answer_check import EXCERPT_MARK, NO_BASIS, QUOTE_MISMATCH, STATUTE_SECTION
+from helpers.checks.prompt_guard import SECTION_HEADER
+from helpers.records.result import RAGResult
+from helpers.statutes.citations import LAW_CITATION_RE, UNVERIFIED_MARK
+from helpers.statutes.labels import LAW_NAME_PREFIX, article_no
+from helpers.statutes.quantities import quantities
+from helpers.statutes.quotes import ELLIPSIS_RE, is_excerpt, normalise
 from llm_access.factory import resolve_endpoint
 
 SECTION_RE = re.compile(SECTION_HEADER)

@@ -36,7 +36,7 @@ from haystack.dataclasses import ChatMessage
 
 from benchmarks.metrics import load_queries
 from benchmarks.retrieval import DEFAULT_QUERIES
-from helpers.statute_labels import key_law
+from helpers.statutes.labels import key_law
 from llm_access.factory import make_chat_generator
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "training_data" / "consultations" / "stard_consultations.jsonl"

@@ -38,7 +38,7 @@ from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import CRIMINAL_LAW, DEFAULT_QUERIES
 from components.evaluators.relevance_evaluator import RelevanceEvaluator
-from helpers.statute_labels import key_law
+from helpers.statutes.labels import key_law
 from pipelines.retrieval import retrieve
 from pipelines.stores import open_document_store
 from provisioning.train import corpus_settings

@@ -30,7 +30,7 @@ from benchmarks.metrics import load_queries, mean_metrics, percentile, query_met
 from components.rankers.evaluator_ranker import EvaluatorRanker
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from config.settings import Settings
-from helpers.statute_labels import key_law
+from helpers.statutes.labels import key_law
 from pipelines.indexing import Indexer, law_sources
 from pipelines.retrieval import CANDIDATES_PER_PATH, build_retrieval_pipeline, retrieve
 from pipelines.stores import open_document_store

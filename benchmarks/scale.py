@@ -50,8 +50,8 @@ from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
 from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, WIDER_EF, WIDER_EF_FROM
 from document_store.edge_store import QdrantEdgeDocumentStore
-from helpers.chinese_numerals import int_to_cn
-from helpers.statute_versions import version_filter
+from helpers.statutes.numerals import int_to_cn
+from helpers.statutes.versions import version_filter
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 from pipelines.stores import open_document_store
 

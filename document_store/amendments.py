@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from helpers.chinese_numerals import CN_NUMERAL_CHARS
+from helpers.statutes.numerals import CN_NUMERAL_CHARS
 
 _ARTICLE = rf"第[{CN_NUMERAL_CHARS}]+条(?:之[{CN_NUMERAL_CHARS}]+)?"
 _ARTICLE_RE = re.compile(_ARTICLE)

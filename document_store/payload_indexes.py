@@ -1,7 +1,7 @@
 """The payload fields both stores index (Qdrant Edge and a server), so that every filter the retrievers send is
 answered from an index, and the limits of their facets."""
 
-# Every search filters by ``meta.in_force`` (`helpers.statute_versions.version_filter`), an ``as_of`` date by the
+# Every search filters by ``meta.in_force`` (`helpers.statutes.versions.version_filter`), an ``as_of`` date by the
 # validity bounds: without their indexes the engine reads every candidate's payload (Edge: 240 ms a query over
 # 24,000 articles instead of 6). Qdrant's local mode scans instead.
 PAYLOAD_INDEXES = [

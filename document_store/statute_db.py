@@ -11,7 +11,7 @@ Usage::
     db.older_versions(["商标法"])               # [LawVersion(status='历史版本', version_date='2019-04-23', …)]
 
 A version's article carries ``in_force``, ``valid_from``, ``valid_to`` and ``version_date``
-(`helpers.statute_versions` reads them); the keys of older versions end in ``@<version date>``.
+(`helpers.statutes.versions` reads them); the keys of older versions end in ``@<version date>``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any
 from haystack import Document
 
 from document_store.amendments import Change, parse_instruction
-from helpers.statute_labels import LAW_NAME_PREFIX, VERSION_SEP, article_key, key_law
-from helpers.statute_versions import OPEN_END, date_int, date_text
+from helpers.statutes.labels import LAW_NAME_PREFIX, VERSION_SEP, article_key, key_law
+from helpers.statutes.versions import OPEN_END, date_int, date_text
 
 CURRENT = "现行有效"
 AMENDED = "已被修改"  # in force as amended since: the 刑法's 2020 text, rewritten in part by later 修正案

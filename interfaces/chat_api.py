@@ -32,11 +32,11 @@ from application.validation import MAX_QUERY_CHARS, validate_query
 from document_store.errors import StoreConfigError, StoreLockedError
 from document_store.statute_db import UnknownLawError
 from document_store.text_files import FileLoadError
-from helpers.cancellation import Cancellation, RunCancelled
-from helpers.citations import UNVERIFIED_MARK
-from helpers.contracts import CHAT_MODES, PIPELINE_MODES, Mode
-from helpers.result import RAGResult
-from helpers.statute_versions import parse_as_of, with_versions
+from helpers.records.cancellation import Cancellation, RunCancelled
+from helpers.records.contracts import CHAT_MODES, PIPELINE_MODES, Mode
+from helpers.records.result import RAGResult
+from helpers.statutes.citations import UNVERIFIED_MARK
+from helpers.statutes.versions import parse_as_of, with_versions
 from interfaces.disconnects import request_cancellation
 from llm_access.call_policy import LLMComponent
 

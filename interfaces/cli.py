@@ -38,9 +38,9 @@ from document_store.source_manifest import SourceManifest
 from document_store.statute_db import CURRENT, StatuteDB, UnknownLawError
 from document_store.statute_store import StatuteStore
 from document_store.text_files import FileLoadError
-from helpers.contracts import PIPELINE_MODES, Mode, RetrievalPath
-from helpers.result import RAGResult
-from helpers.statute_versions import parse_as_of, version_mark, with_versions
+from helpers.records.contracts import PIPELINE_MODES, Mode, RetrievalPath
+from helpers.records.result import RAGResult
+from helpers.statutes.versions import parse_as_of, version_mark, with_versions
 from interfaces.cli_beside_server import beside_server
 from interfaces.cli_output import (
     keep_last_answer,

@@ -21,7 +21,7 @@ from application.feedback import load_last_answer
 from application.validation import validate_query
 from config.settings import Settings
 from document_store.errors import StoreLockedError
-from helpers.result import RAGResult
+from helpers.records.result import RAGResult
 from interfaces.cli_output import (
     keep_last_answer,
     print_feedback,

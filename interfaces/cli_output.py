@@ -16,7 +16,7 @@ from typing import Any
 
 from application.feedback import AnsweredQuestion, save_last_answer
 from config.settings import Settings
-from helpers.result import RAGResult
+from helpers.records.result import RAGResult
 
 
 def print_warnings(warnings: list[str]) -> None:

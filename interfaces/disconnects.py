@@ -20,7 +20,7 @@ from contextvars import ContextVar
 
 from haystack import logging
 
-from helpers.cancellation import Cancellation
+from helpers.records.cancellation import Cancellation
 from interfaces.asgi import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)

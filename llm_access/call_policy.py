@@ -26,8 +26,8 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.dataclasses import ChatMessage, ChatRole
 from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError, Stream
 
-from helpers.cancellation import Cancellation, RunCancelled
-from helpers.prompt_guard import PromptLeakGuard
+from helpers.checks.prompt_guard import PromptLeakGuard
+from helpers.records.cancellation import Cancellation, RunCancelled
 
 logger = logging.getLogger(__name__)
 

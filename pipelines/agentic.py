@@ -28,8 +28,8 @@ from components.routers.round_tracker import RoundTracker
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
 from config.settings import Settings
 from document_store.statute_store import StatuteStore
-from helpers.contracts import RERANKER, RETRIEVAL_PATHS
-from helpers.loop_rounds import Round
+from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS
+from helpers.records.rounds import Round
 from pipelines.judges import make_judge
 from pipelines.prompts import ANSWER_TEMPLATE
 from pipelines.retrieval import add_retrieval, evidence_output, has_reranker, make_reranker
@@ -95,7 +95,7 @@ def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top
 
     # a round: the question (first from the router, then from the loop) is rewritten, searched on every path and
     # judged; the tracker records the round and the loop router decides where it goes next. What travels round the
-    # loop is the list of rounds so far (immutable records, `helpers.loop_rounds`), read by the rewriter (what the
+    # loop is the list of rounds so far (immutable records, `helpers.records.rounds`), read by the rewriter (what the
     # judge found missing, the queries tried) and by the tracker (which appends the new round).
     pipeline.connect("router.query", "query_joiner.value")
     pipeline.connect("router.query", "selector.query")  # the answer is for the question as asked

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from components.embedders.onnx_document_embedder import OnnxDocumentEmbedder
 from components.embedders.onnx_text_embedder import OnnxTextEmbedder
 from config.settings import Settings
-from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS
+from helpers.text_encoding.jieba_tokenizer import DEFAULT_CHAR_NGRAMS
 
 if TYPE_CHECKING:  # imported where used: sentence-transformers brings torch, which the ONNX backend does not need
     from haystack_integrations.components.embedders.sentence_transformers import (
@@ -46,7 +46,7 @@ def model_arguments(settings: Settings) -> dict[str, Any]:
     folder = Path(settings.embedding_model)
     if settings.embedding_backend == "torch":
         return {"model": settings.embedding_model, "local_files_only": folder.exists()}
-    from helpers.onnx_encoder import INT8_FILE, onnx_dir
+    from helpers.text_encoding.onnx_encoder import INT8_FILE, onnx_dir
 
     if not folder.exists():
         raise ValueError(f"EMBEDDING_BACKEND=onnx-int8 needs a local model folder, got {settings.embedding_model!r}")

@@ -40,7 +40,7 @@ from document_store.source_manifest import COMPLETE, SourceManifest, SourceRecor
 from document_store.statute_db import StatuteDB, content_hash, meta_hash
 from document_store.statute_store import StatuteStore
 from document_store.text_files import load_text_file
-from helpers.statute_labels import VERSION_SEP
+from helpers.statutes.labels import VERSION_SEP
 from pipelines.embedders import document_embedder, embedding_fingerprint
 
 logger = logging.getLogger(__name__)

@@ -18,9 +18,9 @@ from haystack import Pipeline
 from components.retrievers.citation_lookup import CitationLookup, VersionGap
 from config.settings import Settings
 from document_store.source_manifest import SourceManifest, SourceRecord
-from helpers.contracts import RetrievalPath
-from helpers.statute_labels import LAW_NAME_PREFIX
-from helpers.statute_versions import date_text
+from helpers.records.contracts import RetrievalPath
+from helpers.statutes.labels import LAW_NAME_PREFIX
+from helpers.statutes.versions import date_text
 from pipelines.embedders import embedding_fingerprint
 
 

@@ -7,7 +7,7 @@ build tools. ``modules.json`` of an export names `OnnxTransformer` by `MODULE_TY
 Usage::
 
     from sentence_transformers import SentenceTransformer
-    from helpers.onnx_encoder import INT8_FILE, onnx_dir
+    from helpers.text_encoding.onnx_encoder import INT8_FILE, onnx_dir
     model = SentenceTransformer(str(onnx_dir(folder)), trust_remote_code=True, local_files_only=True,
                                 device="cpu", model_kwargs={"file_name": INT8_FILE})
 """
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from helpers.onnx_encoder import FP32_FILE, MAX_SEQ_LENGTH, MODULE_CONFIG, OnnxEncoder
+from helpers.text_encoding.onnx_encoder import FP32_FILE, MAX_SEQ_LENGTH, MODULE_CONFIG, OnnxEncoder
 
 MODULE_TYPE = f"{__name__}.OnnxTransformer"
 

@@ -4,7 +4,7 @@ Retrieved articles and web results are put between <<< >>> as quoted data; the s
 that instructions inside them are text to be quoted, never followed.
 
 The model names the articles it relies on and explains them; it does not copy them: the answer check
-(`helpers.answer_check`) writes the 【相关法条】 section from the store's text. A sentence of the reply that copies
+(`helpers.checks.answer_check`) writes the 【相关法条】 section from the store's text. A sentence of the reply that copies
 an instruction is dropped by the LLM call's echo guard, and a section left empty by that is dropped with its header.
 An article of a version no longer in force (searched with ``as_of``) is labelled so in the evidence.
 """

@@ -25,7 +25,7 @@ from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
 from document_store.statute_store import StatuteStore
-from helpers.contracts import RERANKER, RETRIEVAL_PATHS, RetrievalPath
+from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, RetrievalPath
 from pipelines.embedders import text_embedder
 
 MODES = ("bm25", "dense", "hybrid")

@@ -38,7 +38,7 @@ from components.evaluators.relevance_evaluator import (
     question_words,
     sigmoid,
 )
-from helpers.jieba_tokenizer import JiebaTokenizer
+from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
 from provisioning.training_pairs import Pair
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Hard negatives for the embedder's fine-tuning, mined without a dense index of the corpus.
 
 A question's candidates are its top ``pool`` articles by BM25 over the whole corpus (the jieba terms and weights
-indexing writes, the IDF the store applies: `helpers.sparse_terms.BM25Matrix`), ranked a second time by the base
+indexing writes, the IDF the store applies: `helpers.text_encoding.sparse_terms.BM25Matrix`), ranked a second time by the base
 embedder, which runs on those candidates only; the two rankings are fused as retrieval fuses its paths
 (`RRFJoiner`, equal weights) and the best-ranked non-gold article of the fused top ``depth`` is the hard negative
 (`provisioning.embedder_training.training_rows`). So set-up encodes the corpus once, with the adapted embedder:
@@ -28,10 +28,10 @@ from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.joiners.rrf_joiner import RRFJoiner
 from components.preprocessors.statute_splitter import StatuteSplitter
 from config.settings import Settings
-from helpers.contracts import RetrievalPath
-from helpers.jieba_tokenizer import JiebaTokenizer
-from helpers.ranking import Ranking
-from helpers.sparse_terms import BM25Matrix
+from helpers.records.contracts import RetrievalPath
+from helpers.records.ranking import Ranking
+from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
+from helpers.text_encoding.sparse_terms import BM25Matrix
 from pipelines.embedders import document_embedder, text_embedder
 from provisioning.training_pairs import Pair
 

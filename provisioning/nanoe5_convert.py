@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from haystack import logging
 
-from helpers.onnx_encoder import EMBEDDING_DIM, MAX_SEQ_LENGTH
+from helpers.text_encoding.onnx_encoder import EMBEDDING_DIM, MAX_SEQ_LENGTH
 
 logger = logging.getLogger(__name__)
 

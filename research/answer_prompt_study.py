@@ -40,8 +40,8 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.builders.evidence_selector import EvidenceSelector
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from components.routers.round_tracker import RoundTracker
-from helpers import loop_rounds
-from helpers.loop_rounds import Round
+from helpers.records import rounds as loop_rounds
+from helpers.records.rounds import Round
 from pipelines.agentic import add_answer_stage
 from pipelines.retrieval import retrieve
 
@@ -51,7 +51,7 @@ SEEN = EvidenceSelector().max_local  # articles the answer prompt is given
 
 def best_round(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """The round whose evidence the agentic answer used, chosen from the logged judge totals by the pipeline's own
-    rule (`helpers.loop_rounds.best_round`: the highest total, a tie to the later round)."""
+    rule (`helpers.records.rounds.best_round`: the highest total, a tie to the later round)."""
     records = [Round(number=i, queries=[], documents=[], evaluation={"total": entry["total"]})
                for i, entry in enumerate(rounds, start=1)]
     best = loop_rounds.best_round(records)

@@ -31,7 +31,7 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.preprocessors.statute_splitter import StatuteSplitter
 from config.settings import Settings
-from helpers.jieba_tokenizer import JiebaTokenizer, term_id
+from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer, term_id
 from pipelines.indexing import GROUP_SIZE, law_sources
 
 DELTAS = (-0.5, -0.2, -0.1, -0.05, 0.0, 0.05, 0.1, 0.2, 0.5, 1.0)

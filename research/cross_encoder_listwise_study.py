@@ -27,7 +27,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from benchmarks.folds import fold_assignment
 from benchmarks.metrics import mean_metrics, query_metrics
-from helpers.statute_labels import article_key, article_no
+from helpers.statutes.labels import article_key, article_no
 from research.pair_rerank_study import CACHE, LONG, cached_pools
 from research.pool_features import article_number
 

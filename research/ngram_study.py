@@ -1,9 +1,9 @@
 """Character n-gram study: which of BM25's character n-grams the retrieval quality needs, and what they cost.
 
 The BM25 terms of an article or a question are jieba's words plus the text's character unigrams and bigrams
-(`helpers.jieba_tokenizer`). At a million articles the unigrams' postings are long, and they set the sparse search's
+(`helpers.text_encoding.jieba_tokenizer`). At a million articles the unigrams' postings are long, and they set the sparse search's
 p95 (benchmarks/reports/scale_edge.md, sixth session). This study scores BM25 exactly in memory
-(`helpers.sparse_terms.BM25Matrix`, the store's own formula and IDF) over the articles in force, for several n-gram
+(`helpers.text_encoding.sparse_terms.BM25Matrix`, the store's own formula and IDF) over the articles in force, for several n-gram
 choices. It reports:
 
 - BM25 alone, and BM25 fused with the bench store's dense top 100 by `RRFJoiner` with the served weights, for the
@@ -36,9 +36,9 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.joiners.rrf_joiner import RRFJoiner
 from components.preprocessors.statute_splitter import StatuteSplitter
-from helpers.jieba_tokenizer import JiebaTokenizer
-from helpers.ranking import Ranking
-from helpers.sparse_terms import BM25Matrix
+from helpers.records.ranking import Ranking
+from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
+from helpers.text_encoding.sparse_terms import BM25Matrix
 from pipelines.indexing import law_sources
 from pipelines.retrieval import CANDIDATES_PER_PATH, PATH_WEIGHTS, build_retrieval_pipeline, retrieve
 from pipelines.stores import open_document_store

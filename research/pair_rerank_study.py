@@ -29,7 +29,7 @@ from benchmarks.folds import FOLDS, fold_assignment
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, mean_metrics, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
-from helpers.statute_labels import article_key, article_no
+from helpers.statutes.labels import article_key, article_no
 from research.pool_features import POOL_FEATURES, article_number, pool_features
 
 CACHE = bench_settings().data_dir / "study_cache" / "pair_rerank"

@@ -20,8 +20,8 @@ from collections import Counter
 
 from haystack import Document
 
-from helpers.chinese_numerals import cn_to_int
-from helpers.statute_labels import LAW_NAME_PREFIX
+from helpers.statutes.labels import LAW_NAME_PREFIX
+from helpers.statutes.numerals import cn_to_int
 
 POOL_FEATURES = (
     "log_position", "fused_share", "log_bm25_rank", "log_dense_rank", "dense_cosine", "bm25_share",

@@ -47,7 +47,7 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from helpers.jieba_tokenizer import term_id
+from helpers.text_encoding.jieba_tokenizer import term_id
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import CANDIDATES_PER_PATH, PATH_WEIGHTS
 from pipelines.stores import open_document_store

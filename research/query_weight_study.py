@@ -37,7 +37,7 @@ from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.joiners.rrf_joiner import RRFJoiner
-from helpers.contracts import RETRIEVAL_PATHS
+from helpers.records.contracts import RETRIEVAL_PATHS
 from pipelines.retrieval import PATH_WEIGHTS, retrieval_inputs, retrieve
 from research.answer_prompt_study import best_round
 from research.rewrite_study import rewrite_after_note

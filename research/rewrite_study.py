@@ -36,7 +36,7 @@ from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from components.generators.query_rewriter import QueryRewriter
-from helpers.loop_rounds import Round
+from helpers.records.rounds import Round
 from llm_access.factory import make_chat_generator
 from pipelines.retrieval import retrieve
 

@@ -31,8 +31,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from haystack import Document
 
 from benchmarks.indexing import bench_retrieval, bench_settings
-from helpers.chinese_numerals import cn_to_int
-from helpers.statute_labels import key_law
+from helpers.statutes.labels import key_law
+from helpers.statutes.numerals import cn_to_int
 from pipelines.retrieval import retrieve
 from provisioning.training_pairs import Pair
 from research.evaluator_style_study import cached_candidates, study_pairs

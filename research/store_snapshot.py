@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from haystack import Document
 
-from helpers.sparse_terms import BM25Matrix
+from helpers.text_encoding.sparse_terms import BM25Matrix
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ from haystack.dataclasses import ChatMessage
 
 from components.generators.answer_generator import AnswerGenerator
 from document_store.statute_db import StatuteDB
-from helpers.answer_check import STATUTE_SECTION, AnswerChecker
-from helpers.quantities import quantities
+from helpers.checks.answer_check import STATUTE_SECTION, AnswerChecker
+from helpers.statutes.quantities import quantities
 from pipelines.prompts import ANSWER_SYSTEM, TIER_GUIDANCE, answer_user
 
 LABOUR = "中华人民共和国劳动合同法"

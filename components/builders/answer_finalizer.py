@@ -1,6 +1,6 @@
 """AnswerFinalizer: checks the answer against the evidence, writes the fallbacks, assembles the result.
 
-- the answer check (`helpers.answer_check`): 【相关法条】 rendered from the store's text of the articles the model
+- the answer check (`helpers.checks.answer_check`): 【相关法条】 rendered from the store's text of the articles the model
   names, every quote the model writes checked against the article it names (replaced, or 〔引文不符〕), every
   quantity checked against the evidence (〔未见依据〕), sections left empty dropped; what it did is counted in
   ``trace["answer_checks"]``;
@@ -12,7 +12,7 @@
   in ``answer_error``;
 - situation ``none`` → a short honest reply: what is missing, how to rephrase, ``needs_human``;
 - the ``preface`` (`EvidenceSelector`, for situations ``partial`` and ``supplemented``: what the knowledge base does
-  not settle, `helpers.unsettled.unsettled_line`) comes first, as the generator streamed it.
+  not settle, `helpers.checks.unsettled.unsettled_line`) comes first, as the generator streamed it.
 
 Usage::
 
@@ -25,12 +25,12 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.answer_check import AnswerChecker, statute_entry
-from helpers.contracts import is_web
-from helpers.loop_rounds import Round, WebOutcome, best_round, document_summary, loop_trace, still_missing
-from helpers.result import RAGResult
-from helpers.statute_labels import citation_label
-from helpers.statute_versions import version_mark
+from helpers.checks.answer_check import AnswerChecker, statute_entry
+from helpers.records.contracts import is_web
+from helpers.records.result import RAGResult
+from helpers.records.rounds import Round, WebOutcome, best_round, document_summary, loop_trace, still_missing
+from helpers.statutes.labels import citation_label
+from helpers.statutes.versions import version_mark
 
 NO_ANSWER = (
     "抱歉，知识库中没有找到足以回答这个问题的法律依据，我不想给出没有依据的答案。\n"
@@ -60,7 +60,7 @@ def article_label(doc: Document) -> str:
 
 
 def list_articles(documents: list[Document], evidence: list[Document], query: str = "") -> str:
-    """The local articles as a quoted list (`helpers.answer_check.statute_entry`: a long one as a marked excerpt,
+    """The local articles as a quoted list (`helpers.checks.answer_check.statute_entry`: a long one as a marked excerpt,
     article citations inside the quotes checked like the model's own, so a text in the knowledge base that cites an
     article outside the evidence is flagged, not passed on as a source)."""
     return "\n".join(f"- {statute_entry(doc, evidence, query)[0]}" for doc in documents if not is_web(doc))

@@ -12,7 +12,7 @@ Situations:
 - ``unjudged``: plain RAG mode (one retrieval, no judge).
 
 For ``partial`` and ``supplemented`` it also gives the answer's ``preface``: one line on what the knowledge base
-does not settle (the judge's note, `helpers.unsettled.unsettled_line`), streamed and written before the answer.
+does not settle (the judge's note, `helpers.checks.unsettled.unsettled_line`), streamed and written before the answer.
 
 It reads the judged rounds (agentic mode: the best round's documents are the local candidates) or, in plain RAG
 mode, the one retrieval's ``documents``, and the web outcome where the loop searched the web.
@@ -28,9 +28,9 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.loop_rounds import Round, WebOutcome, best_round, still_missing
-from helpers.prompt_guard import quote_data
-from helpers.unsettled import unsettled_line
+from helpers.checks.prompt_guard import quote_data
+from helpers.checks.unsettled import unsettled_line
+from helpers.records.rounds import Round, WebOutcome, best_round, still_missing
 
 NONE_RELEVANCE = 1.0  # a judged relevance at or below this (of 10) means the hits are not about the question
 

@@ -28,8 +28,8 @@ from dataclasses import replace
 
 from haystack import Document, component
 
-from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer, term_id
-from helpers.sparse_terms import bm25_vector
+from helpers.text_encoding.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer, term_id
+from helpers.text_encoding.sparse_terms import bm25_vector
 
 
 def bm25_text(doc: Document, meta_fields: list[str]) -> str:

@@ -2,7 +2,7 @@
 
 The interface of Haystack's ``SentenceTransformersDocumentEmbedder`` (``run(documents) -> {"documents": ...}``;
 the text embedded is ``prefix + separator.join(meta values…, content) + suffix``) and the same vectors as that
-embedder loading the export through sentence-transformers. The encoder (`helpers.onnx_encoder`) is loaded at
+embedder loading the export through sentence-transformers. The encoder (`helpers.text_encoding.onnx_encoder`) is loaded at
 warm-up and shared with the process's `OnnxTextEmbedder`.
 
 Usage::
@@ -22,7 +22,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.onnx_encoder import BATCH_SIZE, INT8_FILE, UsesSharedEncoder, check_encoder_arguments
+from helpers.text_encoding.onnx_encoder import BATCH_SIZE, INT8_FILE, UsesSharedEncoder, check_encoder_arguments
 
 
 @component

@@ -3,7 +3,7 @@
 The query-side twin of `OnnxDocumentEmbedder`, with the interface of Haystack's
 ``SentenceTransformersTextEmbedder`` (``run(text) -> {"embedding": list[float]}``, ``prefix``/``suffix``), and the
 same vectors as that embedder loading the export through sentence-transformers (checked to 1e-6 in the tests).
-The encoder (`helpers.onnx_encoder`) is loaded at warm-up and shared by the embedders of one process.
+The encoder (`helpers.text_encoding.onnx_encoder`) is loaded at warm-up and shared by the embedders of one process.
 
 Usage::
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from haystack import component
 
-from helpers.onnx_encoder import INT8_FILE, UsesSharedEncoder, check_encoder_arguments
+from helpers.text_encoding.onnx_encoder import INT8_FILE, UsesSharedEncoder, check_encoder_arguments
 
 
 @component

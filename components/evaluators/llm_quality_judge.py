@@ -19,10 +19,10 @@ from haystack import Document, component
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from helpers.llm_json import parse_json_object
-from helpers.prompt_guard import quote_data
-from helpers.statute_labels import citation_label
-from helpers.unsettled import NOTHING_FOUND
+from helpers.checks.llm_json import parse_json_object
+from helpers.checks.prompt_guard import quote_data
+from helpers.checks.unsettled import NOTHING_FOUND
+from helpers.statutes.labels import citation_label
 from llm_access.call_policy import LLMComponent
 
 DIMENSIONS = ("relevance", "completeness", "accuracy", "coverage")

@@ -35,9 +35,9 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.core.serialization import component_from_dict, component_to_dict
 
 from components.evaluators.llm_quality_judge import LLMQualityJudge
-from helpers.jieba_tokenizer import JiebaTokenizer
-from helpers.loop_rounds import document_summary
-from helpers.unsettled import unsettled_note
+from helpers.checks.unsettled import unsettled_note
+from helpers.records.rounds import document_summary
+from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
 
 CALIBRATION_FILE = "evaluator.json"
 FEATURES = ("dense_cosine", "word_share", "found_bm25", "found_dense", "log_position", "log_bm25_rank",

@@ -1,6 +1,6 @@
 """AnswerGenerator: runs the answer prompt through the LLM (streaming optional); a failure never escapes.
 
-A streamed answer goes through the answer check on its way out (`helpers.checked_stream.CheckedStream`): the
+A streamed answer goes through the answer check on its way out (`helpers.checks.checked_stream.CheckedStream`): the
 【相关法条】 section streams as the store's text of the articles the model names, with the same flags the final
 answer gets from `AnswerFinalizer` (which checks the returned text the same way).
 
@@ -18,8 +18,8 @@ from haystack import Document, component
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage, ChatRole, StreamingChunk
 
-from helpers.answer_check import AnswerChecker
-from helpers.checked_stream import CheckedStream
+from helpers.checks.answer_check import AnswerChecker
+from helpers.checks.checked_stream import CheckedStream
 from llm_access.call_policy import LLMComponent
 
 VERBATIM = ("说明：", "【免责声明】")  # prompt lines that are not instructions: the notes, and the disclaimer to copy

@@ -27,8 +27,8 @@ from haystack import component
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from helpers.llm_json import parse_json_object
-from helpers.loop_rounds import Round, still_missing, tried_queries
+from helpers.checks.llm_json import parse_json_object
+from helpers.records.rounds import Round, still_missing, tried_queries
 from llm_access.call_policy import LLMComponent
 
 SYSTEM = (

@@ -22,7 +22,7 @@ from typing import Any
 from haystack import Document, component
 from haystack.core.component.types import Variadic
 
-from helpers.ranking import Ranking
+from helpers.records.ranking import Ranking
 
 
 def _doc_key(doc: Document) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.loop_rounds import WebOutcome
+from helpers.records.rounds import WebOutcome
 
 
 @component

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from haystack import Document, component, logging
 
-from helpers.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int
-from helpers.statute_labels import article_key
+from helpers.statutes.labels import article_key
+from helpers.statutes.numerals import CN_NUMERAL_CHARS, cn_to_int
 
 logger = logging.getLogger(__name__)
 

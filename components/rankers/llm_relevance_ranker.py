@@ -22,8 +22,8 @@ from haystack import Document, component, logging
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from helpers.prompt_guard import quote_data
-from helpers.statute_labels import citation_label
+from helpers.checks.prompt_guard import quote_data
+from helpers.statutes.labels import citation_label
 from llm_access.call_policy import LLMComponent
 
 logger = logging.getLogger(__name__)

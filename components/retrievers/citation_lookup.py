@@ -18,10 +18,10 @@ from haystack import Document, component, default_to_dict
 from components.retrievers.store_search import SearchingComponent
 from document_store.knowledge_bases import from_dict_sharing_store
 from document_store.statute_store import StatuteStore
-from helpers.chinese_numerals import CN_NUMERAL_CHARS
-from helpers.ranking import Ranking
-from helpers.statute_labels import LAW_NAME_PREFIX, article_no
-from helpers.statute_versions import OPEN_END, parse_as_of, version_filter, with_versions
+from helpers.records.ranking import Ranking
+from helpers.statutes.labels import LAW_NAME_PREFIX, article_no
+from helpers.statutes.numerals import CN_NUMERAL_CHARS
+from helpers.statutes.versions import OPEN_END, parse_as_of, version_filter, with_versions
 
 _NUM = rf"(\d+|[{CN_NUMERAL_CHARS}]+)"
 CITATION_RE = re.compile(

@@ -26,8 +26,8 @@ from components.embedders.onnx_text_embedder import OnnxTextEmbedder
 from components.retrievers.store_search import SearchingComponent, shown_as_amended
 from document_store.knowledge_bases import from_dict_sharing_store
 from document_store.statute_store import StatuteStore
-from helpers.ranking import Ranking
-from helpers.statute_versions import with_versions
+from helpers.records.ranking import Ranking
+from helpers.statutes.versions import with_versions
 
 
 @component

@@ -18,9 +18,9 @@ from haystack import Document, component, default_to_dict
 from components.retrievers.store_search import SearchingComponent, shown_as_amended
 from document_store.knowledge_bases import from_dict_sharing_store
 from document_store.statute_store import StatuteStore
-from helpers.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
-from helpers.ranking import Ranking
-from helpers.statute_versions import with_versions
+from helpers.records.ranking import Ranking
+from helpers.statutes.versions import with_versions
+from helpers.text_encoding.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
 
 
 @component

@@ -22,8 +22,8 @@ from typing import Any
 from haystack import Document
 
 from document_store.statute_store import StatuteStore
-from helpers.sparse_terms import query_vector
-from helpers.statute_labels import VERSION_SEP, key_law
+from helpers.statutes.labels import VERSION_SEP, key_law
+from helpers.text_encoding.sparse_terms import query_vector
 
 FACET_LIMIT = 100_000  # distinct values of a field (law names, version dates) a knowledge base may hold
 MAX_VERSIONS = 8  # versions of one article a citation lookup reads before the filter picks one

@@ -17,7 +17,7 @@ from haystack import component
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 
-from helpers.llm_json import parse_json_object
+from helpers.checks.llm_json import parse_json_object
 from llm_access.call_policy import LLMComponent
 
 GREETING_RE = re.compile(

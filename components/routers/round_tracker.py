@@ -4,7 +4,7 @@ decides on.
 
 It reads the rounds so far (from the loop; none in round 1) and writes a new list with the round appended: the
 rounds it was given are left as they are. Which round's evidence is best, and whether the round improved on all
-before it, are derived from the list (`helpers.loop_rounds`).
+before it, are derived from the list (`helpers.records.rounds`).
 
 Usage::
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from helpers.loop_rounds import Round, improved
+from helpers.records.rounds import Round, improved
 
 
 @component

@@ -28,7 +28,7 @@ import serpapi
 from haystack import Document, component, default_from_dict, default_to_dict, logging
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from helpers.contracts import WEB_SOURCE
+from helpers.records.contracts import WEB_SOURCE
 
 logger = logging.getLogger(__name__)
 

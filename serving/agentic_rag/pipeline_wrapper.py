@@ -13,7 +13,7 @@ from fastapi_openai_compat import ChatCompletion
 from hayhooks import BasePipelineWrapper
 from pydantic import StrictInt
 
-from helpers.cancellation import RunCancelled
+from helpers.records.cancellation import RunCancelled
 from interfaces.chat_api import ChatAPI
 
 

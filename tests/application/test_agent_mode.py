@@ -69,7 +69,7 @@ def test_tool_outputs_reach_the_model_as_quoted_data(llm, agent, monkeypatch):
 def test_the_agent_searches_with_the_request_filters(llm, agent, monkeypatch):
     """as_of (folded into filters by the API) reaches every search the agent makes, the fallback's too."""
     from application import agent_mode
-    from helpers.statute_versions import with_versions
+    from helpers.statutes.versions import with_versions
 
     seen = []
     monkeypatch.setattr(agent_mode, "retrieve",
@@ -83,7 +83,7 @@ def test_the_agent_searches_with_the_request_filters(llm, agent, monkeypatch):
 def test_a_cancelled_agent_makes_no_further_llm_call(llm, agent, monkeypatch):
     """A client that leaves an agent-mode chat stops the agent before its next step (its next LLM call)."""
     from application import agent_mode
-    from helpers.cancellation import Cancellation, RunCancelled
+    from helpers.records.cancellation import Cancellation, RunCancelled
 
     cancel = Cancellation()
 

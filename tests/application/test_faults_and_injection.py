@@ -13,7 +13,7 @@ from document_store.text_files import text_document
 from harness.llm_script import ANSWERER, JUDGE, REWRITER, judge
 from harness.openai_server import TOOL_PREFIX, ScriptedOpenAIServer
 from harness.serpapi_server import ScriptedSerpAPIServer
-from helpers.prompt_guard import WINDOW
+from helpers.checks.prompt_guard import WINDOW
 from pipelines.indexing import Indexer, Source, law_sources
 from pipelines.prompts import ANSWER_SYSTEM
 from pipelines.stores import open_document_store

@@ -25,7 +25,7 @@ from application.feedback import (
 from config.settings import Settings
 from harness.llm_script import ANSWERER, JUDGE, REWRITER, judge
 from harness.openai_server import ScriptedOpenAIServer
-from helpers.result import RAGResult
+from helpers.records.result import RAGResult
 from interfaces.cli import main
 from provisioning.training_pairs import load_pairs
 from tests.support.training import PIPL, pairs_file, pipl_pairs

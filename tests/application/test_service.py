@@ -104,7 +104,7 @@ def test_a_knowledge_base_with_out_of_date_bm25_weights_is_reported_when_served(
 def test_indexing_in_the_server_shares_the_query_encoder(settings):
     """The server indexes uploads with the encoder its queries use (one ONNX session, not a second spinning one
     for bulk indexing, which would hold another ~135 MiB)."""
-    from helpers.onnx_encoder import _shared, shared_encoder
+    from helpers.text_encoding.onnx_encoder import _shared, shared_encoder
     from pipelines.embedders import model_arguments
 
     assert settings.embedding_backend == "onnx-int8"

@@ -4,7 +4,7 @@ import pytest
 from haystack import Pipeline, component
 
 from application.steps import run_with_steps
-from helpers.cancellation import Cancellation, RunCancelled
+from helpers.records.cancellation import Cancellation, RunCancelled
 
 
 @component
@@ -48,7 +48,7 @@ def test_the_decision_step_shows_the_figure_of_the_judge_that_decided():
     """Issue 50: the UI showed "最高分 23.65/40" for the trained evaluator, whose total is only its probability × 40,
     which reads like a failing score; the step now carries the evaluator's own probability and pass line."""
     from application.steps import LOOP_DECISIONS, describe_step
-    from helpers.loop_rounds import Round
+    from helpers.records.rounds import Round
 
     socket = next(iter(LOOP_DECISIONS))
     evaluator = Round(number=1, queries=["问"], documents=[],

@@ -6,7 +6,7 @@ import pytest
 from benchmarks.agentic import no_answer_message, round_summaries
 from benchmarks.judge_calibration import auc
 from benchmarks.metrics import mean_metrics, percentile, query_metrics
-from helpers.result import RAGResult
+from helpers.records.result import RAGResult
 
 
 def test_metrics_on_a_hand_made_ranking():

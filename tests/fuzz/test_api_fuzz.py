@@ -38,7 +38,7 @@ from document_store.text_files import FileLoadError, text_document
 from harness.app_server import server_env
 from harness.openai_server import ScriptedOpenAIServer
 from harness.server_process import ServerProcess
-from helpers.contracts import CHAT_MODES, Mode
+from helpers.records.contracts import CHAT_MODES, Mode
 from interfaces.chat_api import MAX_TOP_K
 
 MODES = tuple(mode.value for mode in Mode)

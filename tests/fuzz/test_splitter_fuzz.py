@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from components.preprocessors.statute_splitter import ARTICLE_RE, CHAPTER_RE, SECTION_RE, StatuteSplitter, document_id
 from document_store.text_files import BINARY_SIGNATURES, SUPPORTED_SUFFIXES, FileLoadError, text_document
-from helpers.chinese_numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
+from helpers.statutes.numerals import CN_NUMERAL_CHARS, cn_to_int, int_to_cn
 
 FUZZ = settings(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -6,10 +6,10 @@ import pytest
 
 from application.rag import AgenticRAG
 from components.builders.answer_finalizer import LLM_DOWN
-from helpers.answer_check import EXCERPT_MARK, QUOTE_MISMATCH
-from helpers.citations import LAW_CITATION_RE, UNVERIFIED_MARK
-from helpers.quotes import ELLIPSIS_RE
-from helpers.statute_labels import article_no
+from helpers.checks.answer_check import EXCERPT_MARK, QUOTE_MISMATCH
+from helpers.statutes.citations import LAW_CITATION_RE, UNVERIFIED_MARK
+from helpers.statutes.labels import article_no
+from helpers.statutes.quotes import ELLIPSIS_RE
 from pipelines.indexing import Indexer, law_sources
 from pipelines.stores import open_document_store
 
@@ -66,7 +66,7 @@ def statute_section_mismatches(answer: str, texts: dict[str, str]) -> list[str]:
 @pytest.mark.slow
 def test_injection_planted_in_a_document_with_the_real_model(settings, monkeypatch):
     from document_store.text_files import text_document
-    from helpers.prompt_guard import WINDOW
+    from helpers.checks.prompt_guard import WINDOW
     from pipelines.indexing import Source
     from pipelines.prompts import ANSWER_SYSTEM
 

@@ -56,7 +56,7 @@ def test_web_results_are_supplementary_and_ranked_below_statutes() -> None:
 
 @pytest.mark.parametrize("situation", ["sufficient", "supplemented", "partial"])
 def test_the_model_names_articles_instead_of_copying_them(situation: str) -> None:
-    """The store's text is rendered into 【相关法条】 (helpers.answer_check); the model is asked not to copy it."""
+    """The store's text is rendered into 【相关法条】 (helpers.checks.answer_check); the model is asked not to copy it."""
     prompt = render(situation)
     assert "不要抄写条文" in prompt and "引用最相关的法条原文" not in prompt
     assert "属于哪一档" in prompt  # tiered rules are applied to the question's facts

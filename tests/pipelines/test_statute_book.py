@@ -12,8 +12,8 @@ from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
 from document_store.source_manifest import SourceManifest
-from helpers.answer_check import AnswerChecker
-from helpers.statute_versions import with_versions
+from helpers.checks.answer_check import AnswerChecker
+from helpers.statutes.versions import with_versions
 from pipelines.embedders import text_embedder
 from pipelines.indexing import Indexer, law_sources
 from pipelines.stores import open_document_store

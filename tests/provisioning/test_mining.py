@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from helpers.jieba_tokenizer import term_id
-from helpers.sparse_terms import BM25Matrix, bm25_vector
+from helpers.text_encoding.jieba_tokenizer import term_id
+from helpers.text_encoding.sparse_terms import BM25Matrix, bm25_vector
 from pipelines.indexing import Indexer, law_sources
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 from pipelines.stores import open_document_store

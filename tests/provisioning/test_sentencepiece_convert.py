@@ -1,5 +1,5 @@
 """The e5 tokenizer converted for SentencePiece gives `tokenizers`' ids (provisioning.sentencepiece_convert,
-helpers.sentencepiece_tokenizer)."""
+helpers.text_encoding.sentencepiece_tokenizer)."""
 
 import json
 import random
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.onnx_encoder import MAX_SEQ_LENGTH, onnx_dir
-from helpers.sentencepiece_tokenizer import CONFIG_FILE, MODEL_FILE, SentencePieceTokenizer
+from helpers.text_encoding.onnx_encoder import MAX_SEQ_LENGTH, onnx_dir
+from helpers.text_encoding.sentencepiece_tokenizer import CONFIG_FILE, MODEL_FILE, SentencePieceTokenizer
 from pipelines.indexing import law_sources
 from provisioning.sentencepiece_convert import check_same_ids, write_sentencepiece
 

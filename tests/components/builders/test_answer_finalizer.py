@@ -4,7 +4,7 @@ from haystack import Document
 
 from components.builders.answer_finalizer import AnswerFinalizer
 from components.builders.evidence_selector import EvidenceSelector
-from helpers.loop_rounds import Round
+from helpers.records.rounds import Round
 
 PIPL = "中华人民共和国个人信息保护法"
 

@@ -11,7 +11,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 
 from components.embedders.onnx_document_embedder import OnnxDocumentEmbedder
 from components.embedders.onnx_text_embedder import OnnxTextEmbedder
-from helpers.onnx_encoder import INT8_FILE, OnnxEncoder, onnx_dir, shared_encoder
+from helpers.text_encoding.onnx_encoder import INT8_FILE, OnnxEncoder, onnx_dir, shared_encoder
 
 LONG = "中华人民共和国个人信息保护法第十三条 处理个人信息应当取得个人同意 abc " * 120  # beyond 512 tokens
 TEXTS = ["query: 公司收集我的个人信息需要我同意吗", "passage: " + LONG, "x", "Ünïcode ﬁ　全角ＡＢＣ", ""]
@@ -150,7 +150,7 @@ def test_an_export_with_other_pooling_is_refused(export: Path, tmp_path: Path):
 
 
 def test_both_pooling_config_formats_are_read():
-    from helpers.onnx_encoder import mean_pooling
+    from helpers.text_encoding.onnx_encoder import mean_pooling
 
     assert mean_pooling({"embedding_dimension": 384, "pooling_mode": "mean", "include_prompt": True})  # ST 6
     assert mean_pooling({"pooling_mode_mean_tokens": True, "pooling_mode_cls_token": False})  # older folders

@@ -2,7 +2,7 @@ import pytest
 from haystack import Document
 
 from components.joiners.rrf_joiner import RRFJoiner
-from helpers.ranking import Ranking
+from helpers.records.ranking import Ranking
 
 
 def docs(*keys):

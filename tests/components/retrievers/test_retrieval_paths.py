@@ -21,9 +21,9 @@ from document_store.edge_store import QdrantEdgeDocumentStore
 from document_store.qdrant_store import QdrantServerDocumentStore, qdrant_client_of
 from document_store.statute_store import StatuteStore
 from harness.openai_server import ScriptedOpenAIServer
-from helpers.jieba_tokenizer import JiebaTokenizer, term_id
-from helpers.statute_labels import article_no
-from helpers.statute_versions import OPEN_END
+from helpers.statutes.labels import article_no
+from helpers.statutes.versions import OPEN_END
+from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer, term_id
 from pipelines.embedders import text_embedder
 from pipelines.retrieval import build_retrieval_pipeline, retrieve
 

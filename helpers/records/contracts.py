@@ -3,7 +3,7 @@ optional reranker's component name.
 
 Usage::
 
-    from helpers.contracts import Mode, RETRIEVAL_PATHS, is_web
+    from helpers.records.contracts import Mode, RETRIEVAL_PATHS, is_web
     mode = Mode.parse("agentic")          # a ValueError that lists the choices for anything else
     RETRIEVAL_PATHS                       # ("citation", "bm25", "dense")
 """

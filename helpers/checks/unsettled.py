@@ -6,7 +6,7 @@ next round searches for them and the answer can say what the knowledge base did 
 
 Usage::
 
-    from helpers.unsettled import unsettled_note
+    from helpers.checks.unsettled import unsettled_note
     unsettled_note("朋友被取保候审两个月了还没起诉，是不是过了起诉期", words, passages)
     # '问题中“是不是过了起诉期”没有得到检索到的法条的直接回答（法条未涉及：起诉期）'
 """

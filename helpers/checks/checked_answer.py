@@ -1,4 +1,4 @@
-"""`CheckedAnswer`: what the answer check (`helpers.answer_check.AnswerChecker`) made of one answer: the checked
+"""`CheckedAnswer`: what the answer check (`helpers.checks.answer_check.AnswerChecker`) made of one answer: the checked
 text, the evidence it cites, and counts of what was rendered, replaced, relabelled, flagged and dropped.
 
 Usage::

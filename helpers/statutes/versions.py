@@ -11,7 +11,7 @@ select versions adds nothing, otherwise it adds "in force today".
 
 Usage::
 
-    from helpers.statute_versions import version_filter, with_versions, version_mark
+    from helpers.statutes.versions import version_filter, with_versions, version_mark
     version_filter(None)            # in force today: {"field": "meta.in_force", "operator": "!=", "value": False}
     version_filter("2015-06-01")    # the version in force on that day
     with_versions({"field": "meta.law", "operator": "==", "value": "中华人民共和国刑法"}, "2015-06-01")

@@ -2,7 +2,7 @@
 
 Usage::
 
-    from helpers.jieba_tokenizer import JiebaTokenizer
+    from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
     tokenizer = JiebaTokenizer(mode="search")
     tokenizer.tokenize("个人信息处理者应当取得个人同意")  # ['个人', '信息', '个人信息', ..., '#个', '#个人', ...]
 

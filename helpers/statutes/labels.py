@@ -2,7 +2,7 @@
 
 Usage::
 
-    from helpers.statute_labels import LAW_NAME_PREFIX, article_no, citation_label
+    from helpers.statutes.labels import LAW_NAME_PREFIX, article_no, citation_label
     article_no("13")             # "第十三条"; article_no("十三", "一") → "第十三条之一"
     key_law("中华人民共和国民法典第五百条")   # "中华人民共和国民法典"
     article_key("中华人民共和国商标法", "第十条", "2019-04-23")   # "中华人民共和国商标法第十条@2019-04-23"
@@ -15,7 +15,7 @@ import re
 
 from haystack import Document
 
-from helpers.chinese_numerals import cn_to_int, int_to_cn
+from helpers.statutes.numerals import cn_to_int, int_to_cn
 
 LAW_NAME_PREFIX = "中华人民共和国"  # national laws carry it in the corpus; users and answers often leave it out
 _KEY_RE = re.compile(r"^(.+?)(第[零〇一二三四五六七八九十百千万]+条(?:之[一二三四五六七八九十]+)?)(?:@[0-9-]+)?$")

@@ -2,7 +2,7 @@
 
 Usage::
 
-    from helpers.chinese_numerals import cn_to_int, int_to_cn
+    from helpers.statutes.numerals import cn_to_int, int_to_cn
     assert cn_to_int("一千二百六十") == 1260
     assert int_to_cn(1032) == "一千零三十二"
 """

@@ -19,7 +19,7 @@ the same pieces in another order: the two Viterbi searches break ties between eq
 
 Usage::
 
-    from helpers.sentencepiece_tokenizer import SentencePieceTokenizer
+    from helpers.text_encoding.sentencepiece_tokenizer import SentencePieceTokenizer
     tokenizer = SentencePieceTokenizer("models/multilingual-e5-small/onnx")
     tokenizer.encode_batch(["query: 公司收集个人信息需要同意吗"], max_length=512)   # [[0, 41, 1294, ..., 2]]
 """

@@ -2,7 +2,7 @@
 
 Usage::
 
-    from helpers.llm_json import parse_json_object
+    from helpers.checks.llm_json import parse_json_object
     parse_json_object('好的：```json\\n{"route": "chitchat",}\\n```')   # {'route': 'chitchat'}
 """
 

@@ -3,7 +3,7 @@ import random
 import pytest
 from haystack.dataclasses import StreamingChunk
 
-from helpers.prompt_guard import REDACTED, WINDOW, PromptLeakGuard, quote_data
+from helpers.checks.prompt_guard import REDACTED, WINDOW, PromptLeakGuard, quote_data
 
 SECRET = "你是严谨的中国法律咨询助手。只根据证据回答，不得编造法条或条文号。"
 

@@ -1,6 +1,6 @@
 import pytest
 
-from helpers.chinese_numerals import cn_to_int, int_to_cn
+from helpers.statutes.numerals import cn_to_int, int_to_cn
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,9 @@
 """Citation extraction and verification: every 《法名》第X条 / [网页n] in an answer must point at given evidence;
-one that points at a statute version no longer in force is marked (`helpers.statute_versions.version_mark`).
+one that points at a statute version no longer in force is marked (`helpers.statutes.versions.version_mark`).
 
 Usage::
 
-    from helpers.citations import verify_citations
+    from helpers.statutes.citations import verify_citations
     checked = verify_citations("依据《个人信息保护法》第十三条……", evidence)
     checked.verified, checked.unverified, checked.text
 """
@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 from haystack import Document
 
-from helpers.chinese_numerals import CN_NUMERAL_CHARS
-from helpers.contracts import is_web
-from helpers.statute_labels import LAW_NAME_PREFIX, article_no
-from helpers.statute_versions import version_mark
+from helpers.records.contracts import is_web
+from helpers.statutes.labels import LAW_NAME_PREFIX, article_no
+from helpers.statutes.numerals import CN_NUMERAL_CHARS
+from helpers.statutes.versions import version_mark
 
 LAW_CITATION_RE = re.compile(
     rf"《([^》]{{1,40}})》\s*(?:第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?)?"

@@ -11,9 +11,9 @@ from haystack import Document
 from components.builders.evidence_selector import EvidenceSelector
 from components.joiners.web_evidence_merger import WebEvidenceMerger
 from components.routers.round_tracker import RoundTracker
-from helpers.loop_rounds import Round, best_round, loop_trace, tried_queries
+from helpers.records.rounds import Round, best_round, loop_trace, tried_queries
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DOC = Document(content="处理个人信息应当取得个人同意。", meta={"key": "k13", "law": "法", "article_no": "第十三条"})
 OTHER = Document(content="基于个人同意处理个人信息的，该同意应当由个人在充分知情的前提下作出。",
                  meta={"key": "k14", "law": "法", "article_no": "第十四条"})

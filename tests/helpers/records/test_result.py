@@ -3,8 +3,8 @@
 import dataclasses
 import json
 
-from helpers.contracts import Mode
-from helpers.result import RAGResult
+from helpers.records.contracts import Mode
+from helpers.records.result import RAGResult
 
 
 def test_every_mode_has_the_same_fields_and_one_json_form():

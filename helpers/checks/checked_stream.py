@@ -1,9 +1,9 @@
-"""`CheckedStream`: a streaming callback that checks an answer as it streams (`helpers.answer_check`).
+"""`CheckedStream`: a streaming callback that checks an answer as it streams (`helpers.checks.answer_check`).
 
 Usage::
 
-    from helpers.answer_check import AnswerChecker
-    from helpers.checked_stream import CheckedStream
+    from helpers.checks.answer_check import AnswerChecker
+    from helpers.checks.checked_stream import CheckedStream
     stream = CheckedStream(AnswerChecker(evidence, query), print_chunk)
     # pass ``stream`` as the generator's streaming callback, then:
     stream.flush()
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from helpers.answer_check import AnswerChecker
+from helpers.checks.answer_check import AnswerChecker
 
 
 class CheckedStream:

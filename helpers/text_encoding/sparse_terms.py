@@ -8,7 +8,7 @@ at once, with the IDF computed as the store computes it (hard-negative mining an
 Usage::
 
     from collections import Counter
-    from helpers.sparse_terms import bm25_vector, query_vector
+    from helpers.text_encoding.sparse_terms import bm25_vector, query_vector
     doc = bm25_vector(Counter({7: 2, 9: 1}), avgdl=40.0, k1=1.2, b=0.75)
     query = query_vector(["个人信息", "同意", "同意"])
     scores = BM25Matrix([doc, None]).scores(["个人信息", "同意"])    # one score per document
@@ -24,7 +24,7 @@ import numpy as np
 from haystack.dataclasses import SparseEmbedding
 from scipy import sparse
 
-from helpers.jieba_tokenizer import term_id
+from helpers.text_encoding.jieba_tokenizer import term_id
 
 
 def bm25_vector(counts: Counter[int], avgdl: float, k1: float, b: float) -> SparseEmbedding | None:

@@ -1,6 +1,6 @@
-"""helpers.unsettled: the one line on what part of a question the evidence does not settle."""
+"""helpers.checks.unsettled: the one line on what part of a question the evidence does not settle."""
 
-from helpers.unsettled import NOTHING_FOUND, question_point, uncovered_words, unsettled_note
+from helpers.checks.unsettled import NOTHING_FOUND, question_point, uncovered_words, unsettled_note
 
 STORY = "我的朋友在公案机关办理了取保候审，又在检察院办理了取保候审，现在有两个月了还没起诉请问是不是过了起诉期"
 

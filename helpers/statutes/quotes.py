@@ -6,7 +6,7 @@ drops a line break quotes correctly); an excerpt is fine, and ``……`` (or ``.
 
 Usage::
 
-    from helpers.quotes import is_excerpt, excerpt
+    from helpers.statutes.quotes import is_excerpt, excerpt
     is_excerpt("试用期不得超过二个月", article_text)          # True for 劳动合同法第十九条
     text, partial = excerpt(long_article_text, hint="试用期 一年")  # the lead and the paragraph that matters
 """

@@ -10,13 +10,13 @@ citation), so a stream is checked as it arrives and the streamed text is the che
   (counted as a replaced quote where it was not the article's). An article not in the evidence stays as its label
   with 〔未核实〕 and no text.
 - **A quote the model writes elsewhere** (``《法名》第X条：…`` or ``《法名》第X条规定“…”``, or a bare ``第X条：…``
-  when all the evidence is from one law) must be the named article's text (`helpers.quotes.is_excerpt`). One that
+  when all the evidence is from one law) must be the named article's text (`helpers.statutes.quotes.is_excerpt`). One that
   is not is relabelled when it is the text of exactly one other evidence article (the right text under the wrong
   label: 第十五条 → 第十四条, 《劳动法》 → 《劳动合同法》), else replaced by the named article's text, or flagged
   〔引文不符〕 when that article is not in the evidence. 【相关法条】 follows the same rule.
-- **Every quantity** the model states (`helpers.quantities`: 六个月, 一千元, 十六周岁, 30%) must occur in the
+- **Every quantity** the model states (`helpers.statutes.quantities`: 六个月, 一千元, 十六周岁, 30%) must occur in the
   evidence or the question; one that does not is flagged 〔未见依据〕.
-- **Citations** are verified as `helpers.citations.verify_citations` does (〔未核实〕); text quoted from the store
+- **Citations** are verified as `helpers.statutes.citations.verify_citations` does (〔未核实〕); text quoted from the store
   is the statute's own wording, so only article citations inside it are checked.
 - **A section left empty** (its text removed by a guard, or never written) is dropped with its header.
 
@@ -34,8 +34,10 @@ import re
 
 from haystack import Document
 
-from helpers.checked_answer import CheckedAnswer
-from helpers.citations import (
+from helpers.checks.checked_answer import CheckedAnswer
+from helpers.checks.prompt_guard import SECTION_HEADER
+from helpers.records.contracts import is_web
+from helpers.statutes.citations import (
     LAW_CITATION_RE,
     UNVERIFIED_MARK,
     CitationCheck,
@@ -43,12 +45,10 @@ from helpers.citations import (
     cited_article,
     verify_citations,
 )
-from helpers.contracts import is_web
-from helpers.prompt_guard import SECTION_HEADER
-from helpers.quantities import quantities
-from helpers.quotes import excerpt, is_excerpt, normalise
-from helpers.statute_labels import article_no, citation_label, key_label
-from helpers.statute_versions import version_mark
+from helpers.statutes.labels import article_no, citation_label, key_label
+from helpers.statutes.quantities import quantities
+from helpers.statutes.quotes import excerpt, is_excerpt, normalise
+from helpers.statutes.versions import version_mark
 
 HEADER_RE = re.compile(rf"^[ \t#>*\-]*{SECTION_HEADER}[ \t*]*")
 STATUTE_SECTION = "相关法条"
@@ -224,7 +224,7 @@ class AnswerChecker:
         return sorted(named, key=lambda pair: pair[0].start())
 
     def _bare_articles(self, text: str) -> list[tuple[re.Match[str], list[Document]]]:
-        """Each bare ``第X条`` of ``text`` (`helpers.citations.bare_citations`) with the evidence articles of that
+        """Each bare ``第X条`` of ``text`` (`helpers.statutes.citations.bare_citations`) with the evidence articles of that
         number."""
         found = []
         for match in bare_citations(text):

@@ -6,7 +6,7 @@ Each is read as (value, unit) so that 六个月 = 6个月, 二千元 = 2000元, 
 
 Usage::
 
-    from helpers.quantities import quantities
+    from helpers.statutes.quantities import quantities
     [(q.value, q.unit) for q in quantities("试用期不得超过二个月，罚款1000至2000元")]
     # [(2.0, '月'), (1000.0, '元'), (2000.0, '元')]
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from helpers.chinese_numerals import cn_to_int
+from helpers.statutes.numerals import cn_to_int
 
 _CN = "零〇一二两三四五六七八九十百千万"
 NUMBER = rf"(?:\d+(?:\.\d+)?|[{_CN}]+(?:点[{_CN}]+)?|半)"

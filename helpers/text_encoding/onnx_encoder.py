@@ -5,12 +5,12 @@ the model's own ``tokenizer.json`` does, run the encoder, mean-pool over the att
 importing torch, transformers or sentence-transformers, which together hold about 450 MiB of a serving process.
 The export folder is the one ``python -m pipelines setup`` builds (`provisioning.onnx_export`): ``model.onnx`` /
 ``model_qint8.onnx``, the module config with the truncation length, the tokenizer converted for SentencePiece
-(`helpers.sentencepiece_tokenizer`: 55 MiB where `tokenizers` holds 282) and sentence-transformers' ``1_Pooling``
+(`helpers.text_encoding.sentencepiece_tokenizer`: 55 MiB where `tokenizers` holds 282) and sentence-transformers' ``1_Pooling``
 config (only mean pooling is supported; anything else is refused).
 
 Usage::
 
-    from helpers.onnx_encoder import INT8_FILE, OnnxEncoder
+    from helpers.text_encoding.onnx_encoder import INT8_FILE, OnnxEncoder
     encoder = OnnxEncoder("models/multilingual-e5-small/onnx", file_name=INT8_FILE)
     vectors = encoder.encode(["query: 公司收集个人信息需要同意吗"])   # float32, shape (1, 384), unit length
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.sentencepiece_tokenizer import SentencePieceTokenizer
+from helpers.text_encoding.sentencepiece_tokenizer import SentencePieceTokenizer
 
 ONNX_DIR = "onnx"
 FP32_FILE = "model.onnx"

@@ -1,6 +1,6 @@
 from haystack import Document
 
-from helpers.citations import UNVERIFIED_MARK, verify_citations
+from helpers.statutes.citations import UNVERIFIED_MARK, verify_citations
 
 LAW = "中华人民共和国个人信息保护法"
 EVIDENCE = [

@@ -1,4 +1,4 @@
-"""The version policy (`helpers.statute_versions`), the amendment reader and the statute database's versions."""
+"""The version policy (`helpers.statutes.versions`), the amendment reader and the statute database's versions."""
 
 import pytest
 from haystack import Document
@@ -6,8 +6,8 @@ from haystack.utils.filters import document_matches_filter
 
 from document_store.amendments import parse_instruction
 from document_store.statute_db import StatuteDB
-from helpers.statute_labels import article_key, key_label, key_law
-from helpers.statute_versions import (
+from helpers.statutes.labels import article_key, key_label, key_law
+from helpers.statutes.versions import (
     OPEN_END,
     parse_as_of,
     selects_versions,

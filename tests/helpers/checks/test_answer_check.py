@@ -6,9 +6,9 @@ import pytest
 from haystack import Document
 
 from document_store.statute_db import StatuteDB
-from helpers.answer_check import NO_BASIS, QUOTE_MISMATCH, AnswerChecker
-from helpers.citations import UNVERIFIED_MARK
-from helpers.quotes import ELLIPSIS_RE
+from helpers.checks.answer_check import NO_BASIS, QUOTE_MISMATCH, AnswerChecker
+from helpers.statutes.citations import UNVERIFIED_MARK
+from helpers.statutes.quotes import ELLIPSIS_RE
 
 LABOUR = "中华人民共和国劳动合同法"
 QUESTION = "签一年的劳动合同，试用期最长可以约定多久"

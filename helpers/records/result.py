@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from helpers.contracts import Mode
+from helpers.records.contracts import Mode
 
 
 @dataclass
