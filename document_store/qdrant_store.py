@@ -205,8 +205,9 @@ def _one_line(value: object) -> str:
 
 
 def qdrant_client_of(store: QdrantDocumentStore) -> QdrantClient:
-    """The store's own client (made on first use)."""
-    store.count_documents()  # makes sure the client exists
+    """The store's own client, made (and the collection set up) on first use; no request after that (it counted the
+    documents on every call before: one round trip more per search on a server)."""
+    store._initialize_client()
     client = store._client
     assert client is not None
     return client
