@@ -27,7 +27,7 @@ from config.settings import Settings
 from document_store.source_manifest import SourceManifest
 from document_store.statute_store import StatuteStore
 from helpers.records.cancellation import Cancellation
-from helpers.records.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, Mode
+from helpers.records.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, ROUND_RANKER, Mode
 from helpers.records.result import RAGResult
 from pipelines.agentic import build_agentic_pipeline, build_rag_pipeline
 from pipelines.knowledge_base_warnings import as_of_warnings, knowledge_base_warnings
@@ -52,6 +52,8 @@ def pipeline_inputs(
     """The run() data of a query pipeline built by `build_agentic_pipeline` / `build_rag_pipeline`."""
     data: dict[str, dict[str, Any]] = {path: {"filters": filters} for path in RETRIEVAL_PATHS}
     data.update(depth_inputs(pipeline, top_k))
+    if ROUND_RANKER in data:
+        data[ROUND_RANKER]["filters"] = filters
     data["answer"] = {"streaming_callback": streaming_callback}
     if mode == "agentic":
         data["router"] = {"query": query}

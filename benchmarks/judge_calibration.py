@@ -70,15 +70,25 @@ def expected_calibration_error(probabilities: list[float], labels: list[int], bi
     return error
 
 
+def feedback_outside(feedback: list[Pair], scored: list[Pair]) -> list[Pair]:
+    """The feedback pairs a fold may train on: none about a question it scores (the same id, as a retelling of a
+    STARD question keeps its source's, or the same text)."""
+    ids, texts = {p.qid for p in scored}, {p.query for p in scored}
+    return [p for p in feedback if p.qid not in ids and p.query not in texts]
+
+
 def cross_validate(settings, pairs: list[Pair], folds: int, adapt: bool, out: Path,
-                   outside: list[Pair] = (), outside_folds: list[int] = (), train_outside: bool = False) -> list[dict]:
+                   outside: list[Pair] = (), outside_folds: list[int] = (), train_outside: bool = False,
+                   feedback: list[Pair] = ()) -> list[dict]:
     """Out-of-fold rows: per question its fold, the top-20 keys, labels, passage logits and evidence probability,
     each from the fold models (`benchmarks.folds`) that never saw the question, searched through that fold's store.
     ``outside`` (questions the corpus cannot answer) are judged by the models of their fold in ``outside_folds``;
-    with ``train_outside`` the other folds' ones are negatives in the evaluator's training."""
+    with ``train_outside`` the other folds' ones are negatives in the evaluator's training. ``feedback`` pairs (what
+    ``feedback --export`` writes) join every fold's training, less those about the questions it scores."""
     rows = []
     for fold in range(folds):
         extra = [p for p, k in zip(outside, outside_folds, strict=True) if k != fold] if train_outside else []
+        extra += feedback_outside(feedback, [pairs[i] for i in fold_questions(pairs, fold, folds)])
         trained = fold_models(settings, pairs, fold, folds, adapt=adapt, extra=extra)
         store, pipeline = bench_retrieval(corpus_settings(trained.settings), top_k=CANDIDATES)
         evaluator = RelevanceEvaluator(model=str(trained.model), top_n=settings.judge_top_n)
@@ -261,6 +271,8 @@ def main() -> None:
                         help="questions the corpus cannot answer, judged beside the others ('' to skip)")
     parser.add_argument("--train-out-of-corpus", action="store_true",
                         help="the other folds' out-of-corpus questions are negatives in the evaluator's training")
+    parser.add_argument("--feedback", default="",
+                        help="pairs from answer feedback (`feedback --export`), added to every fold's training")
     parser.add_argument("--llm-sample", type=int, default=60, help="questions the LLM judge reads (0 = skip)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--report-only", action="store_true", help="report from the cached out-of-fold scores")
@@ -270,7 +282,10 @@ def main() -> None:
     args = parser.parse_args()
     settings = bench_settings()
     CACHE.mkdir(exist_ok=True)
-    oof_file = CACHE / f"evaluator_oof_{args.embedder}_{args.folds}{'_ooc' if args.train_out_of_corpus else ''}.jsonl"
+    oof_file = CACHE / (f"evaluator_oof_{args.embedder}_{args.folds}{'_ooc' if args.train_out_of_corpus else ''}"
+                        f"{'_' + Path(args.feedback).stem if args.feedback else ''}.jsonl")
+    feedback = [Pair(q["query"], tuple(q["gold"]), str(q.get("qid", f"feedback-{i}")))
+                for i, q in enumerate(load_queries(args.feedback) if args.feedback else [], start=1)]
     if args.report_only:
         rows = [json.loads(line) for line in oof_file.read_text(encoding="utf-8").splitlines()]
     else:
@@ -278,19 +293,21 @@ def main() -> None:
         rows = cross_validate(settings, stard_pairs(args.queries), args.folds, args.embedder == "adapted", oof_file,
                               [Pair(q["query"], (), str(q["qid"])) for q in outside],
                               grouped_fold_assignment([q["cited"][0] for q in outside], args.folds),
-                              args.train_out_of_corpus)
+                              args.train_out_of_corpus, feedback)
     llm_file = CACHE / f"llm_judge_rows_{args.embedder}.jsonl"
     inside = [r for r in rows if r.get("kind", IN_CORPUS) == IN_CORPUS]
     llm = llm_rows(inside, settings, args.llm_sample, args.seed, llm_file) if args.llm_sample else []
     from llm_access.factory import resolve_endpoint
 
     endpoint = resolve_endpoint(settings) if llm else None
+    training = ("adapted embedder: fine-tuned on 80 % of the four folds' questions, evaluator on the other 20 %"
+                if args.embedder == "adapted" else "zero-shot e5-small; the evaluator trained on all four folds")
+    if args.train_out_of_corpus:
+        training += "; the other folds' out-of-corpus questions are negatives in its training"
+    if feedback:
+        training += f"; plus {len(feedback)} feedback pairs from `{args.feedback}` (none about a scored question)"
     text = report(rows, llm, settings.judge_top_n, f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",
-                  f"{endpoint.kind} (`{endpoint.model}`)" if endpoint else "",
-                  "adapted embedder: fine-tuned on 80 % of the four folds' questions, evaluator on the other 20 %"
-                  if args.embedder == "adapted" else "zero-shot e5-small; the evaluator trained on all four folds"
-                  + ("; the other folds' out-of-corpus questions are negatives in its training"
-                     if args.train_out_of_corpus else ""))
+                  f"{endpoint.kind} (`{endpoint.model}`)" if endpoint else "", training)
     Path(args.out).write_text(text, encoding="utf-8")
     print(text)
 

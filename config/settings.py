@@ -147,6 +147,8 @@ class Settings:
     reranker_model: str = setting("RERANKER_MODEL", "BAAI/bge-reranker-v2-m3")
     rerank_top_n: int = setting("RERANK_TOP_N", 20)
     rerank_pool: int = setting("RERANK_POOL", 50, _non_negative)
+    round_reranker: str = setting("ROUND_RERANKER", "none")
+    round_rerank_depth: int = setting("ROUND_RERANK_DEPTH", 30, _non_negative)
     llm_gguf: str = setting("LLM_GGUF", f"models/{LLM_FILE}")
     llm_base_url: str = setting("LLM_BASE_URL", "")
     llm_model: str = setting("LLM_MODEL", "local")

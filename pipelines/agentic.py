@@ -28,11 +28,11 @@ from components.routers.round_tracker import RoundTracker
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
 from config.settings import Settings
 from document_store.statute_store import StatuteStore
-from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS
+from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, ROUND_RANKER
 from helpers.records.rounds import Round
 from pipelines.judges import make_judge
 from pipelines.prompts import ANSWER_TEMPLATE
-from pipelines.retrieval import add_retrieval, evidence_output, has_reranker, make_reranker
+from pipelines.retrieval import add_retrieval, evidence_output, has_reranker, make_reranker, make_round_ranker
 
 CACHE_SIZE = 256
 
@@ -84,7 +84,15 @@ def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top
     pipeline.add_component("query_joiner", BranchJoiner(str))
     pipeline.add_component("rewriter", QueryRewriter(rewrite_first_round=settings.rewrite_first_round,
                                                         long_question_chars=settings.long_question_chars))
-    add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings, top_k))
+    round_ranker = make_round_ranker(document_store, settings, top_k)
+    reranker = make_reranker(settings, round_ranker.depth if round_ranker else top_k)
+    add_retrieval(pipeline, document_store, settings, top_k=round_ranker.depth if round_ranker else top_k,
+                  reranker=reranker)
+    evidence = evidence_output(pipeline)
+    if round_ranker is not None:  # from round 2 on, the failed pool is widened and read pair by pair
+        pipeline.add_component(ROUND_RANKER, round_ranker)
+        pipeline.connect(f"{evidence}.documents", f"{ROUND_RANKER}.documents")
+        evidence = ROUND_RANKER
     pipeline.add_component("judge", make_judge(settings, require_model=require_models))
     pipeline.add_component("tracker", RoundTracker())
     pipeline.add_component("loop", ConditionalRouter(routes=loop_routes(settings.max_rounds)))
@@ -102,9 +110,13 @@ def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top
     pipeline.connect("query_joiner.value", "rewriter.query")
     link(pipeline, "rewriter", list(RETRIEVAL_PATHS), "queries")
     pipeline.connect("rewriter.query", "joiner.primary_query")  # the question outweighs its rewrites
-    link(pipeline, "rewriter", ["judge", RERANKER, "loop"] if has_reranker(pipeline) else ["judge", "loop"], "query")
-    link(pipeline, evidence_output(pipeline), ["judge", "tracker"], "documents")
-    link(pipeline, "rewriter", ["tracker"], "plan")
+    query_readers = ["judge", "loop", *([RERANKER] if has_reranker(pipeline) else []),
+                     *([ROUND_RANKER] if round_ranker else [])]
+    link(pipeline, "rewriter", query_readers, "query")
+    link(pipeline, evidence, ["judge", "tracker"], "documents")
+    link(pipeline, "rewriter", ["tracker", *([ROUND_RANKER] if round_ranker else [])], "plan")
+    if round_ranker is not None:
+        link(pipeline, ROUND_RANKER, ["tracker"], "rerank")
     link(pipeline, "judge", ["tracker"], "evaluation")
     link(pipeline, "tracker", ["loop"], "rounds", "passed", "improved", "round")
     # the loop's three ways out: another round, the answer, or the web search and then the answer

@@ -20,16 +20,19 @@ from haystack import Document, Pipeline
 from components.joiners.rrf_joiner import RRFJoiner
 from components.rankers.evaluator_ranker import EvaluatorRanker
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
+from components.rankers.round_ranker import RoundRanker
 from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
 from document_store.statute_store import StatuteStore
-from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, RetrievalPath
+from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, ROUND_RANKER, RetrievalPath
 from pipelines.embedders import text_embedder
 
 MODES = ("bm25", "dense", "hybrid")
 RERANKERS = ("none", "llm", "cross-encoder", "evaluator")
+ROUND_RERANKERS = ("none", "llm")
+ROUND_PASSAGE_CHARS = 160  # what research/round2_rerank_study.py measured; most articles are shorter
 CANDIDATES_PER_PATH = 100  # research/fusion_study.py: depth 100 keeps R@10 and raises R@100 (0.804 → 0.817)
 # An exact citation (“民法典第1032条”) is what the user asked for: it outranks anything a search path finds.
 PATH_WEIGHTS = {"citation": 100.0}
@@ -49,6 +52,16 @@ def make_reranker(settings: Settings, top_k: int = 10) -> Any:
         return SentenceTransformersSimilarityRanker(model=settings.reranker_model, top_k=top_k,
                                                     meta_fields_to_embed=["law"])
     return None
+
+
+def make_round_ranker(document_store: StatuteStore, settings: Settings, top_k: int = 10) -> RoundRanker | None:
+    """The agentic loop's widen-and-rerank step from round 2 on (`RoundRanker`), or None for ``ROUND_RERANKER=none``."""
+    if settings.round_reranker not in ROUND_RERANKERS:
+        raise ValueError(f"ROUND_RERANKER must be one of {ROUND_RERANKERS}, got {settings.round_reranker!r}")
+    if settings.round_reranker == "none":
+        return None
+    return RoundRanker(document_store=document_store, ranker=LLMRelevanceRanker(max_chars=ROUND_PASSAGE_CHARS, max_workers=1),
+                       depth=max(settings.round_rerank_depth, top_k), top_k=top_k)
 
 
 def add_retrieval(
@@ -101,12 +114,19 @@ def build_retrieval_pipeline(document_store: StatuteStore, settings: Settings, *
 
 def depth_inputs(pipeline: Pipeline, top_k: int | None) -> dict[str, dict[str, Any]]:
     """``pipeline.run`` data that sets how many articles a query returns: the joiner's cut, or with a reranker the
-    reranker's, the joiner then fusing the larger of ``top_k`` and its pool (``RERANK_POOL``)."""
+    reranker's, the joiner then fusing the larger of ``top_k`` and its pool (``RERANK_POOL``). With a round ranker
+    (the agentic loop) it keeps ``top_k``, and what comes before it returns the ranker's pool depth."""
+    data: dict[str, dict[str, Any]] = {}
+    if ROUND_RANKER in pipeline.graph.nodes:
+        round_ranker = pipeline.get_component(ROUND_RANKER)
+        top_k = top_k or round_ranker.top_k
+        data[ROUND_RANKER] = {"top_k": top_k}
+        top_k = max(top_k, round_ranker.depth)
     if not has_reranker(pipeline):
-        return {"joiner": {"top_k": top_k}} if top_k else {}
+        return data | ({"joiner": {"top_k": top_k}} if top_k else {})
     top_k = top_k or pipeline.metadata.get("top_k")
     pool = pipeline.get_component("joiner").top_k
-    return {"joiner": {"top_k": max(top_k or pool, pool)}, RERANKER: {"top_k": top_k}}
+    return data | {"joiner": {"top_k": max(top_k or pool, pool)}, RERANKER: {"top_k": top_k}}
 
 
 def retrieval_inputs(

@@ -74,6 +74,7 @@ class LLMRelevanceRanker(LLMComponent):
     :param max_chars: characters of each passage shown to the LLM.
     :param max_workers: concurrent LLM calls (a local llama.cpp server serves them one by one anyway).
     :param top_k: documents returned (``None``: all).
+    :param role: which of the factory's LLMs scores (``main``, or ``light``: `LLM_LIGHT_MODEL`).
     """
 
     _params = ("top_n", "max_chars", "max_workers", "top_k")
@@ -85,12 +86,13 @@ class LLMRelevanceRanker(LLMComponent):
         max_chars: int = 400,
         max_workers: int = 4,
         top_k: int | None = None,
+        role: str = "main",
     ) -> None:
         if top_n < 1:
             raise ValueError(f"top_n must be >= 1, got {top_n}")
         if top_k is not None and top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
-        LLMComponent.__init__(self, chat_generator, role="main")  # @component re-creates the class: no super()
+        LLMComponent.__init__(self, chat_generator, role=role)  # @component re-creates the class: no super()
         self.top_n = top_n
         self.max_chars = max_chars
         self.max_workers = max_workers

@@ -26,9 +26,10 @@ class RoundTracker:
 
     @component.output_types(rounds=list[Round], passed=bool, improved=bool, round=int)
     def run(self, plan: dict, documents: list[Document], evaluation: dict,
-            rounds: list[Round] | None = None) -> dict[str, Any]:
+            rounds: list[Round] | None = None, rerank: dict | None = None) -> dict[str, Any]:
         """:param plan: the round's number, queries, rewrite, feedback, LLM calls and seconds, from the rewriter;
-        :param rounds: the rounds before this one, from the loop (None in round 1)."""
+        :param rounds: the rounds before this one, from the loop (None in round 1);
+        :param rerank: the round ranker's LLM calls and seconds, where it reranked this round."""
         rounds = list(rounds or [])
         if plan.get("round", len(rounds) + 1) != len(rounds) + 1:
             raise ValueError(f"round {plan.get('round')} was planned, but {len(rounds)} rounds came before it")
@@ -39,8 +40,10 @@ class RoundTracker:
             evaluation=dict(evaluation),
             rewrite=dict(plan.get("rewrite") or {}),
             feedback=str(plan.get("feedback") or ""),
-            llm_calls={"rewriter": int(plan.get("llm_calls", 0)), "judge": int(evaluation.get("llm_calls", 0))},
-            seconds={"rewriter": float(plan.get("seconds", 0.0)), "judge": float(evaluation.get("seconds", 0.0))},
+            llm_calls={"rewriter": int(plan.get("llm_calls", 0)), "judge": int(evaluation.get("llm_calls", 0)),
+                       **({"reranker": int(rerank.get("llm_calls", 0))} if rerank else {})},
+            seconds={"rewriter": float(plan.get("seconds", 0.0)), "judge": float(evaluation.get("seconds", 0.0)),
+                     **({"reranker": float(rerank.get("seconds", 0.0))} if rerank else {})},
         )
         rounds.append(this)
         return {"rounds": rounds, "passed": this.passed, "improved": improved(rounds), "round": this.number}

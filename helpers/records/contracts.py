@@ -26,6 +26,7 @@ class RetrievalPath(StrEnum):
 
 RETRIEVAL_PATHS = tuple(path.value for path in RetrievalPath)  # plain strings: they name components
 RERANKER = "reranker"  # the optional reranker's component name
+ROUND_RANKER = "round_ranker"  # the agentic loop's optional widen-and-rerank step from round 2 on
 
 
 class Mode(StrEnum):

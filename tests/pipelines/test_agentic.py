@@ -211,6 +211,43 @@ def test_filters_reach_every_round(llm, make_rag):
     assert len(result.trace["rounds"]) == 2
 
 
+RANKER = "相关性评估员"  # the LLM reranker's system prompt
+YES = [("是", -0.05), ("否", -3.0)]
+
+
+def test_round_two_reranks_a_widened_pool_with_the_llm(llm, make_rag, monkeypatch):
+    """ROUND_RERANKER=llm: round 1 is the fused order at no extra call; round 2 widens the pool the judge failed
+    and the LLM's yes/no reranker orders it (one call per article, counted in the trace)."""
+    monkeypatch.setenv("ROUND_RERANKER", "llm")
+    monkeypatch.setenv("ROUND_RERANK_DEPTH", "20")
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(5, "缺少撤回同意的规定"), judge(9)])
+    llm.add_rule((RANKER, "》第二十九条"), "是", top_logprobs=YES)
+    llm.add_rule(RANKER, "否", top_logprobs=[("否", -0.05), ("是", -3.0)])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert decisions(result) == ["retry", "pass"]
+    first, second = result.trace["rounds"]
+    place = [[r["key"] for r in entry["retrieved"]].index(f"{PIPL}第二十九条") for entry in (first, second)]
+    assert place[1] < place[0]  # the article the LLM vouches for rises (fused with the search's order)
+    scored = len(llm.calls(RANKER))
+    assert scored >= 20  # the fused top 20, and the neighbours of its best three that were not in it
+    assert result.trace["llm_calls"]["reranker"] == scored
+    assert len(second["retrieved"]) == len(first["retrieved"]) == 10
+
+
+def test_the_widened_pool_keeps_the_filters(llm, make_rag, monkeypatch):
+    monkeypatch.setenv("ROUND_RERANKER", "llm")
+    llm.add_rule(REWRITER, [REWRITE, REWRITE_2])
+    llm.add_rule(JUDGE, [judge(5, "缺少A"), judge(9)])
+    llm.add_rule(RANKER, "否", top_logprobs=[("否", -0.05), ("是", -3.0)])
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    only = {"field": "meta.article_no", "operator": "in", "value": ["第十三条", "第十四条"]}
+    result = make_rag().ask(QUESTION, filters=only)
+    assert {r["key"] for r in result.trace["rounds"][1]["retrieved"]} == {f"{PIPL}第十三条", f"{PIPL}第十四条"}
+    assert len(llm.calls(RANKER)) == 2  # neighbours 十二, 十五, 十六 are outside the filter: not scored
+
+
 def test_same_question_is_served_from_the_cache(llm, make_rag):
     llm.add_rule(REWRITER, REWRITE)
     llm.add_rule(JUDGE, judge(9))

@@ -8,6 +8,7 @@ from haystack import Document, Pipeline
 from application.rag import answer_with
 from config.settings import Settings
 from harness.openai_server import ScriptedOpenAIServer
+from pipelines.agentic import build_agentic_pipeline
 from pipelines.indexing import Indexer, law_sources
 from pipelines.stores import open_document_store
 from pipelines.yaml_export import ALLOWED_MODULES, YAML_DIR, yaml_texts
@@ -65,3 +66,16 @@ def test_query_yaml_loads_and_answers(workdir, monkeypatch, mode):
     assert result.citations[0]["key"] == "中华人民共和国个人信息保护法第十四条"
     assert len(result.trace["rounds"]) == (1 if mode == "agentic" else 0)
     pipeline.get_component("bm25").document_store.close()
+
+
+def test_the_round_ranker_travels_in_the_agentic_yaml(pipl_store, e5_model):
+    """ROUND_RERANKER=llm: the loop's widen-and-rerank step, with its LLM reranker nested, dumps and loads."""
+    settings = Settings(embedding_model=str(e5_model), round_reranker="llm", round_rerank_depth=25)
+    pipeline = build_agentic_pipeline(pipl_store, settings, require_models=False)
+    loaded = Pipeline.loads(pipeline.dumps(), allowed_modules=ALLOWED_MODULES)
+    ranker = loaded.get_component("round_ranker")
+    assert ranker.to_dict() == pipeline.get_component("round_ranker").to_dict()
+    assert (ranker.depth, ranker.ranker.max_chars) == (25, 160)
+    assert loaded.get_component("joiner").top_k >= 25  # the fused pool it widens is that deep
+    with pytest.raises(ValueError, match="ROUND_RERANKER"):
+        build_agentic_pipeline(pipl_store, Settings(round_reranker="cross-encoder"), require_models=False)
