@@ -60,7 +60,7 @@ def make_round_ranker(document_store: StatuteStore, settings: Settings, top_k: i
         raise ValueError(f"ROUND_RERANKER must be one of {ROUND_RERANKERS}, got {settings.round_reranker!r}")
     if settings.round_reranker == "none":
         return None
-    return RoundRanker(document_store=document_store, ranker=LLMRelevanceRanker(max_chars=ROUND_PASSAGE_CHARS, max_workers=1),
+    return RoundRanker(document_store=document_store, ranker=LLMRelevanceRanker(max_chars=ROUND_PASSAGE_CHARS),
                        depth=max(settings.round_rerank_depth, top_k), top_k=top_k)
 
 
