@@ -4,7 +4,7 @@ On a fixed random sample of STARD queries over all current articles (the store o
 with the LLM the settings resolve (the embedded llama.cpp model by default). Reports Recall@10 of the final
 evidence, citation recall (gold articles cited in the answer / gold articles; also counting only the citations the
 model wrote, not the article lists the answer stage appends), LLM calls per query
-(router + rewriter + judge + answer; reranker calls are separate) and seconds per query.
+(router + rewriter + judge + answer; a reranker's calls are counted apart) and seconds per query.
 
 Trained models are used out of fold (`benchmarks.folds`): with ``--embedder adapted`` (the default, as shipped)
 each question is searched, in both modes, through the store of the embedder trained on the other folds of the
@@ -12,7 +12,7 @@ queries file, and with the trained evaluator as judge (``JUDGE=evaluator|both``)
 never by a model that saw it. ``--embedder base`` searches the zero-shot e5-small store.
 
     .venv/bin/python benchmarks/agentic.py [--queries PATH] [--sample 60] [--seed 0] [--out PATH] [--modes rag,agentic]
-        [--embedder adapted|base] [--folds-of STARD_TRAIN]
+        [--embedder adapted|base] [--folds-of STARD_TRAIN] [--min-chars 30]
 
 The consultation-style set (`benchmarks/consultation_set.py`) is run with
 ``--queries training_data/consultations/stard_consultations.jsonl``: each story is judged by the models of its
@@ -50,6 +50,13 @@ from pipelines.stores import open_document_store
 from provisioning.train import corpus_settings
 
 
+def sample_queries(queries: list[dict[str, Any]], size: int, seed: int, min_chars: int = 0) -> list[dict[str, Any]]:
+    """A fixed random sample (``seed``) of the questions of at least ``min_chars`` characters; all of them when
+    fewer are left."""
+    eligible = [q for q in queries if len(q["query"]) >= min_chars]
+    return random.Random(seed).sample(eligible, min(size, len(eligible)))
+
+
 def final_evidence_keys(result: RAGResult) -> list[str]:
     """The top-10 articles the answer was built from (best round in agentic mode, the one retrieval in rag)."""
     trace = result.trace
@@ -69,11 +76,14 @@ def citation_recalls(result: RAGResult, gold: list[str]) -> dict[str, float]:
 
 
 def score(result: RAGResult, gold: list[str]) -> dict[str, float]:
+    """Recall@10 of the final evidence, citation recalls, LLM calls (the reranker's counted apart) and seconds."""
     evidence = set(final_evidence_keys(result))
+    reranker_calls = result.trace.get("llm_calls", {}).get("reranker", 0)
     return {
         "recall@10": len(evidence & set(gold)) / len(gold),
         **citation_recalls(result, gold),
-        "llm_calls": result.trace["llm_calls_total"],
+        "llm_calls": result.trace["llm_calls_total"] - reranker_calls,
+        "reranker_calls": reranker_calls,
         "seconds": result.trace["total_seconds"],
     }
 
@@ -98,26 +108,29 @@ def read_log(path: Path, modes: list[str]) -> dict[str, dict[int, dict[str, Any]
 def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int, dict[str, Any]]], note: str) -> str:
     """The report over the queries every mode finished (a paired comparison)."""
     paired = sorted(set.intersection(*(set(r) for r in rows.values())))
+    chars = f" among those of at least {args.min_chars} characters" if args.min_chars else ""
     lines = []
     for mode, by_qid in rows.items():
         r = [by_qid[q] for q in paired]
         calls = [x["llm_calls"] for x in r]
+        reranked = statistics.median(x.get("reranker_calls", 0) for x in r)
         secs = [x["seconds"] for x in r]
         written = [x["model_citation_recall"] for x in r if "model_citation_recall" in x]
         written_mean = f"{statistics.mean(written):.3f}" if len(written) == len(r) else "–"
         lines.append(f"| {mode} | {len(r)} | {statistics.mean(x['recall@10'] for x in r):.3f} | "
                      f"{statistics.mean(x['citation_recall'] for x in r):.3f} | {written_mean} | "
                      f"{statistics.median(calls):.0f} | "
-                     f"{percentile(calls, 95):.0f} | {statistics.median(secs):.1f} | {percentile(secs, 95):.1f} |")
+                     f"{percentile(calls, 95):.0f} | {reranked:.0f} | {statistics.median(secs):.1f} | "
+                     f"{percentile(secs, 95):.1f} |")
     report = f"""# Agentic vs plain RAG (sample of `{Path(args.queries).name}`)
 
 Command: `.venv/bin/python benchmarks/agentic.py {' '.join(sys.argv[1:])}`
-Sample: {sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`; all current articles indexed.
+Sample: {sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`{chars}; all current articles indexed.
 **Completed: {len(paired)} of {sample}** (queries that every mode finished; the table is over these only). {note}
 Per-query rows (not kept in git) are in `{args.log}`.
 
-| mode | queries | Recall@10 of final evidence | citation recall | of which written by the model | LLM calls median | LLM calls p95 | s/query median | s/query p95 |
-|---|---|---|---|---|---|---|---|---|
+| mode | queries | Recall@10 of final evidence | citation recall | of which written by the model | LLM calls median | LLM calls p95 | reranker calls median | s/query median | s/query p95 |
+|---|---|---|---|---|---|---|---|---|---|
 {chr(10).join(lines)}
 """
     Path(args.out).write_text(report, encoding="utf-8")
@@ -172,11 +185,13 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=0, help="start no new query after this (0 = no limit)")
     parser.add_argument("--report-only", action="store_true", help="write the report from --log, run nothing")
     parser.add_argument("--embedder", choices=("adapted", "base"), default="adapted")
+    parser.add_argument("--min-chars", type=int, default=0,
+                        help="sample only questions of at least this many characters (30: STARD's long questions)")
     parser.add_argument("--folds-of", default=str(DEFAULT_QUERIES),
                         help="the training questions whose folds the queries belong to, by qid (the consultation "
                              "set: its STARD source)")
     args = parser.parse_args()
-    queries = random.Random(args.seed).sample(load_queries(args.queries), args.sample)
+    queries = sample_queries(load_queries(args.queries), args.sample, args.seed, args.min_chars)
     modes = args.modes.split(",")
     log_path = Path(args.log)
     rows = read_log(log_path, modes) if args.resume or args.report_only else {m: {} for m in modes}
@@ -210,7 +225,7 @@ def main() -> None:
     trained = f"out of fold: each question's models trained on the other folds of `{Path(args.folds_of).name}`"
     note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); embedder: {args.embedder}; judge: {judge}"
             f"{f' ({trained})' if args.embedder == 'adapted' or judge != 'llm' else ''}"
-            f"; reranker: {settings.reranker}; "
+            f"; reranker: {settings.reranker}; round reranker: {settings.round_reranker}; "
             f"rewrite before round 1: {settings.rewrite_first_round} (questions of at least "
             f"{settings.long_question_chars} characters: always; 0 = none). "
             f"This run's wall time {time.perf_counter() - started:.0f} s.")
