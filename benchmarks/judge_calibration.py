@@ -9,6 +9,9 @@ For every STARD train question, the hybrid top 20 of the question as asked (roun
   evaluator alone on all of them over zero-shot e5-small), and the held-out fold is searched and judged with them. Reported: AUC of the evidence probability, expected calibration error (10 bins),
   accuracy and pass rate at the trained threshold, per fold and pooled; the evaluator as a reranker of the top 20
   (MRR@10, R@10 against the hybrid order); seconds per judgement of 5 passages.
+- **Slices** side by side: short and long questions, those needing the 刑法, the local LLM's retellings
+  (``--retold``, a stress set judged by their source question's fold) and questions the corpus cannot answer
+  (``--out-of-corpus``, folds grouped by the document they cite).
 - **LLM judge** (`LLMQualityJudge`, the LLM the settings resolve) on a fixed sample of the same out-of-fold
   questions, and **both** (evaluator decides, the LLM writes the note on a fail): AUC and LLM calls.
 
@@ -46,7 +49,8 @@ from provisioning.training_pairs import Pair
 
 CACHE = Path(__file__).resolve().parent / "cache"
 OUT_OF_CORPUS_QUERIES = DEFAULT_QUERIES.parent / "stard_train_out_of_corpus.jsonl"
-IN_CORPUS, OUT_OF_CORPUS = "in corpus", "out of corpus"
+RETOLD_QUERIES = Path(__file__).resolve().parent.parent / "training_data" / "consultations" / "stard_consultations.jsonl"
+IN_CORPUS, OUT_OF_CORPUS, RETOLD = "in corpus", "out of corpus", "retold"
 LONG_QUESTION = 30  # characters: STARD's long questions are real people's wording (issue 48)
 CANDIDATES = 20
 
@@ -79,12 +83,14 @@ def feedback_outside(feedback: list[Pair], scored: list[Pair]) -> list[Pair]:
 
 def cross_validate(settings, pairs: list[Pair], folds: int, adapt: bool, out: Path,
                    outside: list[Pair] = (), outside_folds: list[int] = (), train_outside: bool = False,
-                   feedback: list[Pair] = ()) -> list[dict]:
+                   feedback: list[Pair] = (), retold: list[Pair] = ()) -> list[dict]:
     """Out-of-fold rows: per question its fold, the top-20 keys, labels, passage logits and evidence probability,
     each from the fold models (`benchmarks.folds`) that never saw the question, searched through that fold's store.
     ``outside`` (questions the corpus cannot answer) are judged by the models of their fold in ``outside_folds``;
     with ``train_outside`` the other folds' ones are negatives in the evaluator's training. ``feedback`` pairs (what
-    ``feedback --export`` writes) join every fold's training, less those about the questions it scores."""
+    ``feedback --export`` writes) join every fold's training, less those about the questions it scores. ``retold``
+    questions (the local LLM's retellings of STARD questions, keeping their source's qid) are judged by the models
+    of their source's fold, which never saw the source."""
     rows = []
     for fold in range(folds):
         extra = [p for p, k in zip(outside, outside_folds, strict=True) if k != fold] if train_outside else []
@@ -96,6 +102,8 @@ def cross_validate(settings, pairs: list[Pair], folds: int, adapt: bool, out: Pa
         embedder = trained.trained.get("embedder") or {}
         judged = [(pairs[i], IN_CORPUS) for i in fold_questions(pairs, fold, folds)]
         judged += [(pair, OUT_OF_CORPUS) for pair, k in zip(outside, outside_folds, strict=True) if k == fold]
+        held_out = {pairs[i].qid for i in fold_questions(pairs, fold, folds)}
+        judged += [(pair, RETOLD) for pair in retold if pair.qid in held_out]
         for pair, kind in judged:
             documents = retrieve(pipeline, [pair.query], top_k=CANDIDATES)
             t = time.perf_counter()
@@ -125,11 +133,13 @@ def slice_metrics(rows: list[dict], judged: int) -> dict[str, float]:
 
 
 def slices_table(rows: list[dict], judged: int) -> str:
-    """Short, long, 刑法 and out-of-corpus questions side by side (issue 48: no slice hides behind the mean)."""
+    """Short, long, 刑法, retold and out-of-corpus questions side by side (issue 48: no slice hides behind the
+    mean)."""
     inside = [r for r in rows if r.get("kind", IN_CORPUS) == IN_CORPUS]
     slices = [(f"short (< {LONG_QUESTION} characters)", [r for r in inside if r.get("chars", 0) < LONG_QUESTION]),
               (f"long (>= {LONG_QUESTION} characters)", [r for r in inside if r.get("chars", 0) >= LONG_QUESTION]),
               ("gold in the 刑法", [r for r in inside if any(key_law(k) == CRIMINAL_LAW for k in r["gold"])]),
+              ("retold by the local LLM (a stress set, not a yardstick)", [r for r in rows if r.get("kind") == RETOLD]),
               ("out of corpus (folds grouped by the cited document)", [r for r in rows if r.get("kind") == OUT_OF_CORPUS])]
     lines = ["| questions | n | good | pass rate | pass − good | AUC | ECE |", "|---|---|---|---|---|---|---|"]
     for name, chosen in slices:
@@ -246,10 +256,11 @@ out-of-fold questions, then per-fold mean ± standard deviation in brackets.
 |---|---|---|---|---|---|---|---|---|---|---|
 {fold_lines}
 
-## Side by side: short, long, 刑法 and out-of-corpus questions
+## Side by side: short, long, 刑法, retold and out-of-corpus questions
 
 "Out of corpus": `{OUT_OF_CORPUS_QUERIES.name}`, questions whose every gold article lies in a document the corpus
-does not hold; no evidence of theirs is good, so every pass is a wrong pass.
+does not hold; no evidence of theirs is good, so every pass is a wrong pass. "Retold": `{RETOLD_QUERIES.name}`, the
+local LLM's consultation-style retellings of STARD train questions, each judged by the models of its source's fold.
 
 {slices}
 
@@ -269,6 +280,8 @@ def main() -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--out-of-corpus", default=str(OUT_OF_CORPUS_QUERIES),
                         help="questions the corpus cannot answer, judged beside the others ('' to skip)")
+    parser.add_argument("--retold", default=str(RETOLD_QUERIES),
+                        help="the local LLM's retellings of STARD questions, judged by their source's fold ('' to skip)")
     parser.add_argument("--train-out-of-corpus", action="store_true",
                         help="the other folds' out-of-corpus questions are negatives in the evaluator's training")
     parser.add_argument("--feedback", default="",
@@ -293,7 +306,9 @@ def main() -> None:
         rows = cross_validate(settings, stard_pairs(args.queries), args.folds, args.embedder == "adapted", oof_file,
                               [Pair(q["query"], (), str(q["qid"])) for q in outside],
                               grouped_fold_assignment([q["cited"][0] for q in outside], args.folds),
-                              args.train_out_of_corpus, feedback)
+                              args.train_out_of_corpus, feedback,
+                              [Pair(q["query"], tuple(q["gold"]), str(q["qid"])) for q in load_queries(args.retold)]
+                              if args.retold else [])
     llm_file = CACHE / f"llm_judge_rows_{args.embedder}.jsonl"
     inside = [r for r in rows if r.get("kind", IN_CORPUS) == IN_CORPUS]
     llm = llm_rows(inside, settings, args.llm_sample, args.seed, llm_file) if args.llm_sample else []

@@ -11,3 +11,19 @@ def test_a_fold_never_trains_on_feedback_about_a_question_it_scores():
     ]
     assert [p.qid for p in feedback_outside(feedback, scored)] == ["feedback-3"]
     assert feedback_outside(feedback, []) == feedback
+
+
+def test_retold_questions_are_a_slice_of_their_own_beside_the_real_ones():
+    from benchmarks.judge_calibration import slices_table
+
+    def row(kind: str, chars: int, good: bool, probability: float) -> dict:
+        return {"kind": kind, "chars": chars, "gold": ["甲法第一条"], "labels": [int(good), 0, 0, 0, 0],
+                "probability": probability, "threshold": 0.5}
+
+    rows = [row("in corpus", 12, True, 0.8), row("in corpus", 40, False, 0.3),
+            row("retold", 66, True, 0.9), row("retold", 70, False, 0.7), row("retold", 90, False, 0.2)]
+    lines = {line.split(" | ")[0].lstrip("| "): line for line in slices_table(rows, judged=5).splitlines()}
+    retold = lines["retold by the local LLM (a stress set, not a yardstick)"].split(" | ")
+    assert retold[1:5] == ["3", "0.333", "0.667", "+0.333"]  # n, good, pass rate, pass − good
+    assert lines["short (< 30 characters)"].split(" | ")[1] == "1"  # the retellings are not counted as real questions
+    assert "not run" in lines["out of corpus (folds grouped by the cited document)"]
