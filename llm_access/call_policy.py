@@ -52,6 +52,7 @@ class LLMComponent:
     """Base for components that talk to the chat LLM (subclasses list their own init params in ``_params``)."""
 
     _params: tuple[str, ...] = ()
+    needs_logprobs: bool = False  # the component reads its replies' logprobs
 
     def __init__(self, chat_generator: OpenAIChatGenerator | None = None, role: str = "main") -> None:
         if role not in ROLES:
@@ -64,7 +65,7 @@ class LLMComponent:
         if self.chat_generator is None:
             from llm_access.factory import make_chat_generator
 
-            self.chat_generator = make_chat_generator(role=self.role)
+            self.chat_generator = make_chat_generator(role=self.role, logprobs=self.needs_logprobs)
         self.chat_generator.warm_up()
 
     def to_dict(self) -> dict[str, Any]:

@@ -43,8 +43,10 @@ def free_port() -> int:
 class EmbeddedLLMServer:
     """Runs ``python -m llama_cpp.server`` as a child process and stops it cleanly.
 
-    The server speaks the OpenAI chat protocol (plain chat, ``response_format`` JSON mode, ``logprobs``
-    and, with the ``chatml-function-calling`` chat format, ``tools``).
+    The server speaks the OpenAI chat protocol (plain chat, ``response_format`` JSON mode and, with the
+    ``chatml-function-calling`` chat format, ``tools``). ``logprobs`` only when started with ``logprobs=True``:
+    llama.cpp then keeps the logits of every prompt token, ~1.1 GiB more at its peak and slower prompts
+    (`research/reports/llm_logits_probe.md`), which only the LLM reranker needs.
     """
 
     def __init__(
@@ -55,8 +57,10 @@ class EmbeddedLLMServer:
         n_threads: int = 2,
         start_timeout: float = 180.0,
         log_path: str | Path | None = None,
+        logprobs: bool = False,
     ) -> None:
         self.gguf_path = Path(gguf_path)
+        self.logprobs = logprobs
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.start_timeout = start_timeout
@@ -104,6 +108,8 @@ class EmbeddedLLMServer:
             # by default a streamed answer stops as soon as another request waits for the model: a judge call of
             # one user would cut another user's answer short
             "--interrupt_requests", "False",
+            # llama.cpp keeps the logits of every prompt token only to return logprobs (the LLM reranker's P(是))
+            "--logits_all", str(self.logprobs),
             "--host", "127.0.0.1",
             "--port", str(self.port),
         ]
@@ -217,15 +223,23 @@ def abort_shared_generation(base_url: str | None) -> bool:
         return True
 
 
-def shared_server(gguf_path: str | Path, **kwargs: object) -> EmbeddedLLMServer:
+def shared_server(gguf_path: str | Path, *, logprobs: bool = False, **kwargs: object) -> EmbeddedLLMServer:
     """The one embedded server of this process, started on first use (again on its port if it died) and stopped
-    at interpreter exit."""
+    at interpreter exit. It returns ``logprobs`` once a caller has asked for them: a server started without is
+    restarted on its port with them (seconds: the model is mapped from the page cache)."""
     global _shared
     with _shared_lock:
         if _shared is not None and not _shared.running and not _restart_in_place(_shared):
             _shared = None
+        if _shared is not None and logprobs and not _shared.logprobs:
+            logger.info("Restarting the embedded LLM server on port {port} with logprobs (the LLM reranker)",
+                        port=_shared.port)
+            port = _shared.port
+            _shared.stop()
+            _shared.logprobs = True
+            _shared.start(port=port)
         if _shared is None:
-            _shared = EmbeddedLLMServer(gguf_path, **kwargs).start()  # type: ignore[arg-type]
+            _shared = EmbeddedLLMServer(gguf_path, logprobs=logprobs, **kwargs).start()  # type: ignore[arg-type]
             atexit.register(_shared.stop)
         return _shared
 

@@ -39,8 +39,9 @@ class LLMEndpoint:
     api_key_env: str
 
 
-def resolve_endpoint(settings: Settings | None = None) -> LLMEndpoint:
-    """Apply the resolution order above; starts the embedded server when it is the one chosen."""
+def resolve_endpoint(settings: Settings | None = None, *, logprobs: bool = False) -> LLMEndpoint:
+    """Apply the resolution order above; starts the embedded server when it is the one chosen (``logprobs``: one
+    that returns them; DeepSeek and other servers return them anyway)."""
     settings = settings or Settings.from_env()
     if os.environ.get("DEEPSEEK_API_KEY", "").strip():
         return LLMEndpoint("deepseek", settings.deepseek_base_url, settings.deepseek_model, "DEEPSEEK_API_KEY")
@@ -55,6 +56,7 @@ def resolve_endpoint(settings: Settings | None = None) -> LLMEndpoint:
         n_threads=settings.llm_threads,
         start_timeout=settings.llm_start_timeout,
         log_path=settings.data_dir / "llm_server.log",
+        logprobs=logprobs,
     )
     return LLMEndpoint("embedded", server.base_url, MODEL_ALIAS, LOCAL_KEY_ENV)
 
@@ -65,13 +67,15 @@ def make_chat_generator(
     role: str = "main",
     generation_kwargs: dict[str, Any] | None = None,
     streaming_callback: Any = None,
+    logprobs: bool = False,
 ) -> OpenAIChatGenerator:
     """An `OpenAIChatGenerator` for the resolved endpoint, with the configured timeout and retries.
 
-    ``role="light"`` selects ``LLM_LIGHT_MODEL`` (the cheaper model for routing and judging) when it is set.
+    ``role="light"`` selects ``LLM_LIGHT_MODEL`` (the cheaper model for routing and judging) when it is set;
+    ``logprobs``: the caller reads the replies' logprobs (the embedded server then keeps them).
     """
     settings = settings or Settings.from_env()
-    endpoint = resolve_endpoint(settings)
+    endpoint = resolve_endpoint(settings, logprobs=logprobs)
     model = settings.llm_light_model if role == "light" and settings.llm_light_model else endpoint.model
     return OpenAIChatGenerator(
         api_key=Secret.from_env_var(endpoint.api_key_env),

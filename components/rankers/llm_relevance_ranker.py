@@ -78,6 +78,7 @@ class LLMRelevanceRanker(LLMComponent):
     """
 
     _params = ("top_n", "max_chars", "max_workers", "top_k")
+    needs_logprobs = True  # P(是) from the first token's logprobs
 
     def __init__(
         self,

@@ -134,6 +134,33 @@ def test_two_requests_that_find_the_server_dead_both_get_an_answer(settings, mon
     assert all("2" in call.text for call in calls)
 
 
+@pytest.mark.slow
+def test_the_shared_server_keeps_logprobs_only_once_the_llm_reranker_asks_for_them(settings):
+    """llama.cpp keeps every prompt token's logits only to return logprobs (~1.1 GiB at its peak): the shared server
+    starts without them, and the LLM reranker's warm-up restarts it with them on its port."""
+    from haystack import Document
+    from openai import OpenAI
+
+    from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
+    from llm_access.embedded_server import MODEL_ALIAS, stop_shared_server
+
+    stop_shared_server()
+    endpoint = resolve_endpoint(settings)
+    server = shared_server(settings.llm_gguf)
+    port = server.port
+    assert not server.logprobs
+    client = OpenAI(base_url=endpoint.base_url, api_key="sk-local")
+    with pytest.raises(Exception, match="logprobs"):  # the server refuses what it does not keep
+        client.chat.completions.create(model=MODEL_ALIAS, messages=[{"role": "user", "content": "是吗"}],
+                                       max_tokens=1, logprobs=True, top_logprobs=5)
+    ranker = LLMRelevanceRanker(top_n=1, max_workers=1)
+    ranker.warm_up()
+    assert shared_server(settings.llm_gguf) is server and server.logprobs and server.port == port
+    article = Document(content="处理个人信息应当取得个人同意。", meta={"key": "个人信息保护法第十三条"})
+    score = ranker.run(query="公司处理我的个人信息需要我同意吗", documents=[article])["documents"][0].meta["llm_relevance"]
+    assert 0.0 < score < 1.0  # a probability from the logprobs, not the 1/0 read from the text
+
+
 def test_the_llama_cpp_child_drops_every_variable_its_server_would_read_as_a_setting():
     """Issue 46, bug 1: ``API_KEY`` (this project's API key) reached llama.cpp's server, which read it as its own
     key (pydantic-settings, any case) and refused the readiness check with 401."""
