@@ -307,8 +307,7 @@ def main() -> None:
                               [Pair(q["query"], (), str(q["qid"])) for q in outside],
                               grouped_fold_assignment([q["cited"][0] for q in outside], args.folds),
                               args.train_out_of_corpus, feedback,
-                              [Pair(q["query"], tuple(q["gold"]), str(q["qid"])) for q in load_queries(args.retold)]
-                              if args.retold else [])
+                              stard_pairs(args.retold) if args.retold else [])
     llm_file = CACHE / f"llm_judge_rows_{args.embedder}.jsonl"
     inside = [r for r in rows if r.get("kind", IN_CORPUS) == IN_CORPUS]
     llm = llm_rows(inside, settings, args.llm_sample, args.seed, llm_file) if args.llm_sample else []

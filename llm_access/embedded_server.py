@@ -191,6 +191,20 @@ def _restart_in_place(server: EmbeddedLLMServer) -> bool:
     return True
 
 
+def _restart_on_port(server: EmbeddedLLMServer, why: str, stop_timeout: float = 10.0) -> bool:
+    """Stop a running server and start it again on its port (generators built earlier hold that URL); True if it
+    runs again."""
+    port = server.port
+    logger.info("Restarting the embedded LLM server on port {port} {why}", port=port, why=why)
+    server.stop(timeout=stop_timeout)
+    try:
+        server.start(port=port)
+    except LLMServerError as error:
+        logger.warning("Restarting the embedded LLM server failed: {error}", error=str(error))
+        return False
+    return True
+
+
 def revive_shared_server(base_url: str | None) -> bool:
     """Restart the shared server if it is the one behind ``base_url`` and its process died; True if it runs now
     (also when another request revived it while this one waited for the lock: its call is worth one more try)."""
@@ -211,16 +225,10 @@ def abort_shared_generation(base_url: str | None) -> bool:
     with _shared_lock:
         if _shared is None or _shared.port is None or base_url != _shared.base_url or not _shared.running:
             return False
-        port = _shared.port
-        logger.warning("Restarting the embedded LLM server on port {port} to stop a generation nobody waits for",
-                       port=port)
-        _shared.stop(timeout=1)  # its graceful stop would wait for the very generation to finish
-        try:
-            _shared.start(port=port)
-        except LLMServerError as error:
-            logger.warning("Restarting the embedded LLM server failed: {error}", error=str(error))
-            return False
-        return True
+        logger.warning("Stopping a generation nobody waits for on the embedded LLM server (port {port})",
+                       port=_shared.port)
+        # a graceful stop would wait for the very generation to finish
+        return _restart_on_port(_shared, "to stop a generation nobody waits for", stop_timeout=1)
 
 
 def shared_server(gguf_path: str | Path, *, logprobs: bool = False, **kwargs: object) -> EmbeddedLLMServer:
@@ -232,12 +240,9 @@ def shared_server(gguf_path: str | Path, *, logprobs: bool = False, **kwargs: ob
         if _shared is not None and not _shared.running and not _restart_in_place(_shared):
             _shared = None
         if _shared is not None and logprobs and not _shared.logprobs:
-            logger.info("Restarting the embedded LLM server on port {port} with logprobs (the LLM reranker)",
-                        port=_shared.port)
-            port = _shared.port
-            _shared.stop()
             _shared.logprobs = True
-            _shared.start(port=port)
+            if not _restart_on_port(_shared, "with logprobs (an LLM reranker reads them)"):
+                _shared = None
         if _shared is None:
             _shared = EmbeddedLLMServer(gguf_path, logprobs=logprobs, **kwargs).start()  # type: ignore[arg-type]
             atexit.register(_shared.stop)

@@ -37,28 +37,20 @@ from benchmarks.metrics import load_queries, mean_metrics, query_metrics
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from components.retrievers.store_search import StoreSearch
-from helpers.statutes.numerals import int_to_cn
+from helpers.statutes.neighbours import neighbour_keys
 from pipelines.retrieval import retrieve
-from research.round2_paths_study import position
 
 LONG = 30
 RRF_K = 60
 COLUMNS = ["R@1", "R@5", "R@10", "MRR@10", "nDCG@10"]
 
 
-def neighbour_keys(docs: list[Document], span: int = 2) -> list[str]:
-    keys = []
-    for doc in docs:
-        if (place := position(doc.meta["key"])) is not None:
-            law, number = place
-            keys += [f"{law}第{int_to_cn(n)}条" for n in range(number - span, number + span + 1)
-                     if n > 0 and n != number]
-    return keys
-
-
 def deep_pool(search: StoreSearch, hybrid: list[Document], depth: int) -> list[Document]:
+    """The hybrid top ``depth`` and the neighbours (±2, same law) of its top 3 (not the articles they refer to,
+    which the product's `RoundRanker` adds too)."""
     pool = {d.meta["key"]: d for d in hybrid[:depth]}
-    for doc in search.articles([k for k in neighbour_keys(hybrid[:3]) if k not in pool]):
+    neighbours = [key for d in hybrid[:3] for key in neighbour_keys(d.meta["key"], span=2)]
+    for doc in search.articles([k for k in neighbours if k not in pool]):
         pool.setdefault(doc.meta["key"], doc)
     return list(pool.values())
 
