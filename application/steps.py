@@ -2,7 +2,7 @@
 
 `run_with_steps` runs a pipeline with `Pipeline.run_async_generator`, which yields each component's output as soon
 as it finishes; `describe_step` turns the outputs that matter to a user (route, rewrite, each retrieval path, fusion,
-judge scores, the loop's decision, web search, answer) into events and skips plumbing (joiners, prompt builder).
+judge scores, the coverage check when it flags, the loop's decision, web search, answer) into events and skips plumbing (joiners, prompt builder).
 
 Usage::
 
@@ -19,7 +19,7 @@ from haystack import Document, Pipeline
 
 from helpers.records.cancellation import Cancellation
 from helpers.records.contracts import RETRIEVAL_PATHS
-from helpers.records.rounds import Round, best_round, document_summary
+from helpers.records.rounds import UNCOVERED, Round, best_round, document_summary
 
 StepCallback = Callable[[dict[str, Any]], None]
 TOP_KEYS = 5
@@ -53,12 +53,20 @@ def describe_step(name: str, outputs: dict[str, Any]) -> dict[str, Any] | None:
                 "reasoning": evaluation["reasoning"], "error": evaluation["error"],
                 "probability": evaluation.get("probability"), "threshold": evaluation.get("threshold"),
                 "passages": evaluation.get("passages"), "llm_calls": evaluation.get("llm_calls", 0)}
+    if name == "coverage":
+        coverage = outputs["evaluation"].get("coverage") or {}
+        if not coverage.get("flagged"):
+            return None  # a question the knowledge base may answer: nothing to show beyond the judge
+        return {"stage": "coverage", "document": coverage["document"], "probability": coverage["probability"],
+                "threshold": coverage["threshold"]}
     if name == "loop":
         for socket, decision in LOOP_DECISIONS.items():
             if socket in outputs:
                 rounds: list[Round] = outputs[socket]
                 best = best_round(rounds)
                 evaluation = best.evaluation if best else {}
+                if rounds and rounds[-1].uncovered:
+                    decision = UNCOVERED
                 return {"stage": "decision", "decision": decision, "round": len(rounds),
                         "best_score": best.total if best else -1.0, "best_round": best.number if best else 0,
                         # the trained evaluator's own figure, when it judged (its total is only probability × 40)

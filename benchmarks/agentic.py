@@ -17,6 +17,14 @@ never by a model that saw it. ``--embedder base`` searches the zero-shot e5-smal
 The consultation-style set (`benchmarks/consultation_set.py`) is run with
 ``--queries training_data/consultations/stard_consultations.jsonl``: each story is judged by the models of its
 STARD question's fold.
+
+Questions the corpus cannot answer (no gold in it: ``--queries training_data/stard/stard_train_out_of_corpus.jsonl``)
+are scored by what the answer does instead of recall: how often the judge called the evidence ``sufficient`` (every
+such pass is wrong), how often the loop reached web search, and how often the answer says first what the knowledge
+base does not settle (or that it found nothing). The evaluator and the embedder never saw them (they train on the
+folds' in-corpus questions only); the coverage check of fold k learns from the out-of-corpus questions outside fold
+k, split by cited document (``--outside-folds document``, the default: each is scored as an unknown gap, as
+`judge_calibration.py` scores them) or by question (``question``: a known gap).
 """
 
 from __future__ import annotations
@@ -37,16 +45,25 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from application.rag import AgenticRAG
-from benchmarks.folds import FOLDS, fold_assignment, fold_models, stard_pairs
+from benchmarks.folds import (
+    FOLDS,
+    OUTSIDE_FOLDS,
+    fold_assignment,
+    fold_models,
+    outside_fold_assignment,
+    stard_pairs,
+)
 from benchmarks.indexing import bench_settings
 from benchmarks.metrics import load_queries, percentile
 from benchmarks.retrieval import DEFAULT_QUERIES
 from config.settings import Settings
+from helpers.checks.unsettled import UNSETTLED_PREFIX
 from helpers.records.result import RAGResult
 from llm_access.factory import resolve_endpoint
 from pipelines.indexing import Indexer
 from pipelines.judges import resolve_judge
 from pipelines.stores import open_document_store
+from provisioning.coverage_training import DEFAULT_OUTSIDE, OutsideQuestion, load_outside
 from provisioning.train import corpus_settings
 
 
@@ -75,17 +92,27 @@ def citation_recalls(result: RAGResult, gold: list[str]) -> dict[str, float]:
             "model_citation_recall": len(written & set(gold)) / len(gold)}
 
 
-def score(result: RAGResult, gold: list[str]) -> dict[str, float]:
-    """Recall@10 of the final evidence, citation recalls, LLM calls (the reranker's counted apart) and seconds."""
-    evidence = set(final_evidence_keys(result))
+def costs(result: RAGResult) -> dict[str, float]:
+    """LLM calls (the reranker's counted apart) and seconds."""
     reranker_calls = result.trace.get("llm_calls", {}).get("reranker", 0)
-    return {
-        "recall@10": len(evidence & set(gold)) / len(gold),
-        **citation_recalls(result, gold),
-        "llm_calls": result.trace["llm_calls_total"] - reranker_calls,
-        "reranker_calls": reranker_calls,
-        "seconds": result.trace["total_seconds"],
-    }
+    return {"llm_calls": result.trace["llm_calls_total"] - reranker_calls, "reranker_calls": reranker_calls,
+            "seconds": result.trace["total_seconds"]}
+
+
+def says_not_settled(result: RAGResult) -> bool:
+    """The answer begins by saying what the knowledge base does not settle, or is the honest "nothing found"."""
+    return result.situation == "none" or result.answer.startswith(UNSETTLED_PREFIX)
+
+
+def score(result: RAGResult, gold: list[str]) -> dict[str, Any]:
+    """With gold: Recall@10 of the final evidence and citation recalls; without (the corpus cannot answer): whether
+    the evidence was judged sufficient, web search was reached, the answer says what is not settled. Both: costs."""
+    if not gold:
+        web = result.trace.get("web")
+        return {"sufficient": result.situation == "sufficient", "web_search": web is not None,
+                "not_settled": says_not_settled(result), **costs(result)}
+    evidence = set(final_evidence_keys(result))
+    return {"recall@10": len(evidence & set(gold)) / len(gold), **citation_recalls(result, gold), **costs(result)}
 
 
 def round_summaries(result: RAGResult) -> list[dict[str, Any]]:
@@ -105,60 +132,112 @@ def read_log(path: Path, modes: list[str]) -> dict[str, dict[int, dict[str, Any]
     return rows
 
 
+def cost_cells(rows: list[dict[str, Any]]) -> str:
+    calls, secs = [x["llm_calls"] for x in rows], [x["seconds"] for x in rows]
+    reranked = statistics.median(x.get("reranker_calls", 0) for x in rows)
+    return (f"{statistics.median(calls):.0f} | {percentile(calls, 95):.0f} | {reranked:.0f} | "
+            f"{statistics.median(secs):.1f} | {percentile(secs, 95):.1f} |")
+
+
+def answered_row(mode: str, rows: list[dict[str, Any]]) -> str:
+    """A table row over questions with gold in the corpus."""
+    written = [x["model_citation_recall"] for x in rows if "model_citation_recall" in x]
+    written_mean = f"{statistics.mean(written):.3f}" if len(written) == len(rows) else "–"
+    return (f"| {mode} | {len(rows)} | {statistics.mean(x['recall@10'] for x in rows):.3f} | "
+            f"{statistics.mean(x['citation_recall'] for x in rows):.3f} | {written_mean} | {cost_cells(rows)}")
+
+
+def unanswerable_row(mode: str, rows: list[dict[str, Any]]) -> str:
+    """A table row over questions the corpus cannot answer."""
+    def share(flag: str) -> str:
+        return f"{statistics.mean(float(x[flag]) for x in rows):.3f}"
+    either = statistics.mean(float(x["web_search"] or x["not_settled"]) for x in rows)
+    return (f"| {mode} | {len(rows)} | {share('sufficient')} | {share('web_search')} | {share('not_settled')} | "
+            f"{either:.3f} | {cost_cells(rows)}")
+
+
+COSTS = "LLM calls median | LLM calls p95 | reranker calls median | s/query median | s/query p95 |"
+ANSWERED = ("| mode | queries | Recall@10 of final evidence | citation recall | of which written by the model | "
+            + COSTS)
+UNANSWERABLE = ("| mode | queries | judged sufficient | web search reached | answer says what is not settled | "
+                "web search or that line | " + COSTS)
+
+
 def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int, dict[str, Any]]], note: str) -> str:
-    """The report over the queries every mode finished (a paired comparison)."""
+    """The report over the queries every mode finished (a paired comparison): one table for the questions with gold
+    in the corpus, one for those without."""
     paired = sorted(set.intersection(*(set(r) for r in rows.values())))
     chars = f" among those of at least {args.min_chars} characters" if args.min_chars else ""
-    lines = []
-    for mode, by_qid in rows.items():
-        r = [by_qid[q] for q in paired]
-        calls = [x["llm_calls"] for x in r]
-        reranked = statistics.median(x.get("reranker_calls", 0) for x in r)
-        secs = [x["seconds"] for x in r]
-        written = [x["model_citation_recall"] for x in r if "model_citation_recall" in x]
-        written_mean = f"{statistics.mean(written):.3f}" if len(written) == len(r) else "–"
-        lines.append(f"| {mode} | {len(r)} | {statistics.mean(x['recall@10'] for x in r):.3f} | "
-                     f"{statistics.mean(x['citation_recall'] for x in r):.3f} | {written_mean} | "
-                     f"{statistics.median(calls):.0f} | "
-                     f"{percentile(calls, 95):.0f} | {reranked:.0f} | {statistics.median(secs):.1f} | "
-                     f"{percentile(secs, 95):.1f} |")
+    tables = []
+    for header, has_gold, make_row in ((ANSWERED, True, answered_row), (UNANSWERABLE, False, unanswerable_row)):
+        lines = []
+        for mode, by_qid in rows.items():
+            part = [by_qid[q] for q in paired if ("recall@10" in by_qid[q]) == has_gold]
+            if part:
+                lines.append(make_row(mode, part))
+        if lines:
+            title = ("Questions with gold articles in the corpus" if has_gold else
+                     "Questions the corpus cannot answer (no gold in it: every `sufficient` is a wrong pass)")
+            tables.append(f"### {title}\n\n{header}\n|{'---|' * header.count('|', 1)}\n" + "\n".join(lines))
     report = f"""# Agentic vs plain RAG (sample of `{Path(args.queries).name}`)
 
 Command: `.venv/bin/python benchmarks/agentic.py {' '.join(sys.argv[1:])}`
 Sample: {sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`{chars}; all current articles indexed.
-**Completed: {len(paired)} of {sample}** (queries that every mode finished; the table is over these only). {note}
+**Completed: {len(paired)} of {sample}** (queries that every mode finished; the tables are over these only). {note}
 Per-query rows (not kept in git) are in `{args.log}`.
 
-| mode | queries | Recall@10 of final evidence | citation recall | of which written by the model | LLM calls median | LLM calls p95 | reranker calls median | s/query median | s/query p95 |
-|---|---|---|---|---|---|---|---|---|---|
-{chr(10).join(lines)}
+{(chr(10) * 2).join(tables)}
 """
     Path(args.out).write_text(report, encoding="utf-8")
     return report
 
 
-def fold_askers(settings: Settings, folds_path: str, queries: list[dict[str, Any]],
-                embedder: str) -> tuple[dict[int, AgenticRAG], dict[int, int]]:
+def question_folds(queries: list[dict[str, Any]], training: list[dict[str, Any]], outside: list[OutsideQuestion],
+                   outside_folds: list[int]) -> dict[int, int]:
+    """qid → fold for ``queries``: a training question's own fold (a retelling's: its source's, same qid); an
+    out-of-corpus question's in ``outside_folds``. A question in neither is an error (no fold is known to have
+    never seen it)."""
+    fold_of = fold_assignment(len(training))
+    known = {str(q["qid"]): fold_of[i] for i, q in enumerate(training)}
+    known.update({q.qid: fold for q, fold in zip(outside, outside_folds, strict=True) if q.qid not in known})
+    unknown = [q["qid"] for q in queries if str(q["qid"]) not in known]
+    if unknown:
+        raise ValueError(f"{len(unknown)} sampled question(s) are neither training questions (--folds-of) nor "
+                         f"out-of-corpus ones (--out-of-corpus), e.g. qid {unknown[0]}: no fold is known not to "
+                         "have seen them")
+    return {q["qid"]: known[str(q["qid"])] for q in queries}
+
+
+def fold_askers(settings: Settings, folds_path: str, queries: list[dict[str, Any]], embedder: str,
+                outside: list[OutsideQuestion], outside_by: str) -> tuple[dict[int, AgenticRAG], dict[int, int]]:
     """One `AgenticRAG` per fold of the sampled ``queries``, over the models trained without that fold's
-    questions (the adapted embedder's store, the trained evaluator as judge), and each question's fold.
-    ``folds_path``: the training questions the folds split (a consultation-set question is in the fold of the
-    STARD question it retells: same qid)."""
+    questions (the adapted embedder's store, the trained evaluator as judge, the coverage check trained on the
+    other folds' out-of-corpus questions), and each question's fold. ``folds_path``: the training questions the
+    folds split (a consultation-set question is in the fold of the STARD question it retells: same qid);
+    ``outside_by``: how the out-of-corpus questions are split (`benchmarks.folds.outside_fold_assignment`)."""
     judge = resolve_judge(settings, require_model=False)
-    all_queries = load_queries(folds_path)
-    fold_of = fold_assignment(len(all_queries))
-    fold_by_qid = {q["qid"]: fold_of[i] for i, q in enumerate(all_queries)}
-    if embedder != "adapted" and judge == "llm":  # no trained model involved
+    outside_folds = outside_fold_assignment(outside, outside_by)
+    fold_by_qid = question_folds(queries, load_queries(folds_path), outside, outside_folds)
+    if embedder != "adapted" and judge == "llm" and not (settings.coverage_check and outside):
         return dict.fromkeys(range(FOLDS), AgenticRAG(open_document_store(settings), settings)), fold_by_qid
     askers: dict[int, AgenticRAG] = {}
     pairs = stard_pairs(folds_path)
-    for fold in sorted({fold_by_qid[q["qid"]] for q in queries}):
-        trained = fold_models(settings, pairs, fold, adapt=embedder == "adapted").settings
+    for fold in sorted(set(fold_by_qid.values())):
+        fold_outside = [q for q, k in zip(outside, outside_folds, strict=True) if k != fold]
+        trained = fold_models(settings, pairs, fold, adapt=embedder == "adapted", outside=fold_outside).settings
         store = open_document_store(corpus_settings(trained))
         # a store written before BM25 weights were stored (or with other k1/b) ranks keyword hits wrongly until
         # its weights are rewritten: a no-op when they are current
         Indexer(store, corpus_settings(trained)).reweight()
         askers[fold] = AgenticRAG(store, dataclasses.replace(corpus_settings(trained), judge=settings.judge))
     return askers, fold_by_qid
+
+
+def coverage_note(settings: Settings, outside: list[OutsideQuestion], by: str) -> str:
+    if not (settings.coverage_check and outside):
+        return "off"
+    return (f"on, each fold's trained on the other folds' out-of-corpus questions (split by {by}: "
+            f"{'documents no training question cites are scored' if by == 'document' else 'new questions about documents training questions cite are scored'})")
 
 
 def no_answer_message(qid: int, mode: str, result: RAGResult, log_path: Path, data_dir: Path) -> str:
@@ -190,6 +269,12 @@ def main() -> None:
     parser.add_argument("--folds-of", default=str(DEFAULT_QUERIES),
                         help="the training questions whose folds the queries belong to, by qid (the consultation "
                              "set: its STARD source)")
+    parser.add_argument("--out-of-corpus", default=str(DEFAULT_OUTSIDE),
+                        help="out-of-corpus questions: the coverage check of each fold learns from the other folds' "
+                             "ones, and a sampled question among them is scored by its fold's models")
+    parser.add_argument("--outside-folds", choices=OUTSIDE_FOLDS, default="document",
+                        help="split the out-of-corpus questions by cited document (unknown gaps, the default "
+                             "yardstick) or by question (known gaps)")
     args = parser.parse_args()
     queries = sample_queries(load_queries(args.queries), args.sample, args.seed, args.min_chars)
     modes = args.modes.split(",")
@@ -200,7 +285,8 @@ def main() -> None:
         return
     settings = bench_settings()
     endpoint = resolve_endpoint(settings)
-    askers, fold_by_qid = fold_askers(settings, args.folds_of, queries, args.embedder)
+    outside = load_outside(args.out_of_corpus) if args.out_of_corpus else []
+    askers, fold_by_qid = fold_askers(settings, args.folds_of, queries, args.embedder, outside, args.outside_folds)
     judge = resolve_judge(next(iter(askers.values())).settings)
     started = time.perf_counter()
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -225,9 +311,10 @@ def main() -> None:
     trained = f"out of fold: each question's models trained on the other folds of `{Path(args.folds_of).name}`"
     note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); embedder: {args.embedder}; judge: {judge}"
             f"{f' ({trained})' if args.embedder == 'adapted' or judge != 'llm' else ''}"
+            f"; coverage check: {coverage_note(settings, outside, args.outside_folds)}"
             f"; reranker: {settings.reranker}; round reranker: {settings.round_reranker}; "
-            f"rewrite before round 1: {settings.rewrite_first_round} (questions of at least "
-            f"{settings.long_question_chars} characters: always; 0 = none). "
+            f"rewrite before round 1: {settings.rewrite_first_round}"
+            f"{f' (always for questions of at least {settings.long_question_chars} characters)' if settings.long_question_chars else ''}. "
             f"This run's wall time {time.perf_counter() - started:.0f} s.")
     print(write_report(args, len(queries), rows, note))
 

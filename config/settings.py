@@ -29,6 +29,7 @@ BASE_EMBEDDER = "multilingual-e5-small"
 ADAPTED_EMBEDDER = "e5-small-statutes"
 LLM_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 EVALUATOR = "relevance-evaluator"
+COVERAGE = "coverage-model"
 DATA_DIR, MODELS_DIR = Path("data"), Path("models")
 ENV_FILE = ".env"
 
@@ -166,6 +167,9 @@ class Settings:
     judge: str = setting("JUDGE", "auto")
     evaluator_model: str = setting("EVALUATOR_MODEL", f"models/{EVALUATOR}")
     evaluator_threshold: float | None = setting("EVALUATOR_THRESHOLD", None, _probability)
+    coverage_check: bool = setting("COVERAGE_CHECK", True)
+    coverage_model: str = setting("COVERAGE_MODEL", f"models/{COVERAGE}")
+    out_of_corpus_questions: str = setting("OUT_OF_CORPUS_QUESTIONS", "")  # empty: the bundled STARD ones
     trained_models: bool = setting("TRAINED_MODELS", True)
     training_pairs: str = setting("TRAINING_PAIRS", "")  # empty: the bundled STARD train pairs
     training_laws: tuple[str, ...] = setting("TRAINING_LAWS", ("all",), _names)
@@ -195,6 +199,7 @@ class Settings:
         values.setdefault("qdrant_path", data_dir / "qdrant")
         values.setdefault("llm_gguf", str(models_dir / LLM_FILE))
         values.setdefault("evaluator_model", str(models_dir / EVALUATOR))
+        values.setdefault("coverage_model", str(models_dir / COVERAGE))
         values["base_embedding_model"] = str(models_dir / BASE_EMBEDDER)
         adapted = values.setdefault("adapted_embedding_model", str(models_dir / ADAPTED_EMBEDDER))
         trained = values.get("trained_models", cls.trained_models)

@@ -17,6 +17,7 @@ from typing import Any
 from application.feedback import AnsweredQuestion, save_last_answer
 from config.settings import Settings
 from helpers.records.result import RAGResult
+from helpers.records.rounds import UNCOVERED
 
 
 def print_warnings(warnings: list[str]) -> None:
@@ -57,6 +58,11 @@ def print_result(result: RAGResult) -> None:
               f"{verdict} → {entry['decision']}; top: {top}")
         if evaluation.get("error"):
             print(f"    judge error: {evaluation['error']}")
+        if evaluation.get("verdict") == UNCOVERED:
+            coverage = evaluation["coverage"]
+            print(f"    uncovered: the question looks like one whose rule is in 《{coverage['document']}》, which the "
+                  f"knowledge base does not hold (P={coverage['probability']:.2f}, flags at "
+                  f"{coverage['threshold']:.2f})")
     if trace.get("web"):
         print(f"  web search: {trace['web']['status']} {trace['web'].get('message', '')}")
     print(f"  LLM calls: {trace['llm_calls_total']} {trace['llm_calls']}; {trace.get('total_seconds', 0):.1f} s")

@@ -30,7 +30,7 @@ from config.settings import Settings
 from document_store.statute_store import StatuteStore
 from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, ROUND_RANKER
 from helpers.records.rounds import Round
-from pipelines.judges import make_judge
+from pipelines.judges import make_coverage_check, make_judge
 from pipelines.prompts import ANSWER_TEMPLATE
 from pipelines.retrieval import add_retrieval, evidence_output, has_reranker, make_reranker, make_round_ranker
 
@@ -38,15 +38,20 @@ CACHE_SIZE = 256
 
 
 def loop_routes(max_rounds: int) -> list[dict[str, Any]]:
-    """pass → answer; fail, rounds left and improving → rewrite again; otherwise → web search."""
+    """pass → answer; the knowledge base lacks the decisive rule (uncovered) → web search at once; fail, rounds
+    left and improving → rewrite again; otherwise → web search."""
+    def web() -> dict[str, Any]:  # a fresh route body each time (a shared one would dump as YAML anchors)
+        return {"output": ["query", "rounds"], "output_name": ["web_query", "web_rounds"],
+                "output_type": [str, list[Round]], "output_passthrough": True}
+
     return [
         {"condition": "{{ passed }}", "output": "rounds", "output_name": "passed_rounds",
          "output_type": list[Round], "output_passthrough": True},
+        {"condition": "{{ uncovered }}", **web()},
         {"condition": f"{{{{ improved and round < {max_rounds} }}}}", "output": ["query", "rounds"],
          "output_name": ["retry_query", "retry_rounds"], "output_type": [str, list[Round]],
          "output_passthrough": True},
-        {"condition": "{{ True }}", "output": ["query", "rounds"], "output_name": ["web_query", "web_rounds"],
-         "output_type": [str, list[Round]], "output_passthrough": True},
+        {"condition": "{{ True }}", **web()},
     ]
 
 
@@ -94,6 +99,9 @@ def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top
         pipeline.connect(f"{evidence}.documents", f"{ROUND_RANKER}.documents")
         evidence = ROUND_RANKER
     pipeline.add_component("judge", make_judge(settings, require_model=require_models))
+    coverage = make_coverage_check(settings, document_store, require_model=require_models)
+    if coverage is not None:  # the judge's verdict, read again with the question: is the rule in the corpus at all?
+        pipeline.add_component("coverage", coverage)
     pipeline.add_component("tracker", RoundTracker())
     pipeline.add_component("loop", ConditionalRouter(routes=loop_routes(settings.max_rounds)))
     pipeline.add_component("web_search", SerpAPIWebSearch())
@@ -117,8 +125,13 @@ def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top
     link(pipeline, "rewriter", ["tracker", *([ROUND_RANKER] if round_ranker else [])], "plan")
     if round_ranker is not None:
         link(pipeline, ROUND_RANKER, ["tracker"], "rerank")
-    link(pipeline, "judge", ["tracker"], "evaluation")
-    link(pipeline, "tracker", ["loop"], "rounds", "passed", "improved", "round")
+    if coverage is not None:
+        pipeline.connect("judge.evaluation", "coverage.evaluation")
+        pipeline.connect("rewriter.query", "coverage.query")
+        link(pipeline, "coverage", ["tracker"], "evaluation")
+    else:
+        link(pipeline, "judge", ["tracker"], "evaluation")
+    link(pipeline, "tracker", ["loop"], "rounds", "passed", "uncovered", "improved", "round")
     # the loop's three ways out: another round, the answer, or the web search and then the answer
     pipeline.connect("loop.retry_query", "query_joiner.value")
     for receiver in ("rewriter.rounds", "tracker.rounds"):

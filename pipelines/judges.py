@@ -7,9 +7,14 @@
   ``TRAINED_MODELS=off``).
 - ``auto`` (unset): the defaults above.
 
+Beside the judge, the coverage check (``COVERAGE_CHECK``, `CoverageCheck`) reads each judged round's question and
+turns the verdict into ``uncovered`` when the question needs a document the knowledge base lacks; it is used while
+its trained model is there (``python -m pipelines train`` trains it in seconds).
+
 Usage::
 
     judge = make_judge(settings)          # a component with run(query, documents) -> {"evaluation": {...}}
+    check = make_coverage_check(settings, store)   # None when off or not trained
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from pathlib import Path
 
 from haystack import logging
 
+from components.evaluators.coverage_check import COVERAGE_FILE, CoverageCheck
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from components.evaluators.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator
 from config.settings import Settings
+from document_store.statute_store import StatuteStore
 from pipelines.embedders import embedding_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -50,10 +57,11 @@ def describe_judge(settings: Settings) -> str:
         kind = resolve_judge(settings)
     except ValueError as error:
         return f"none usable ({error})"
+    coverage = " + the coverage check (uncovered verdict)" if coverage_available(settings) else ""
     if kind == "llm":
-        return "the LLM rubric (no trained evaluator)" if settings.judge == "auto" else "the LLM rubric"
+        return ("the LLM rubric (no trained evaluator)" if settings.judge == "auto" else "the LLM rubric") + coverage
     note = " + the LLM's note on failure" if kind == "both" else ""
-    return f"the {evaluator_scope(settings)} relevance evaluator at {settings.evaluator_model}{note}"
+    return f"the {evaluator_scope(settings)} relevance evaluator at {settings.evaluator_model}{note}{coverage}"
 
 
 def resolve_judge(settings: Settings, require_model: bool = True) -> str:
@@ -104,3 +112,22 @@ def make_judge(settings: Settings, require_model: bool = True) -> LLMQualityJudg
     return RelevanceEvaluator(model=settings.evaluator_model, top_n=settings.judge_top_n,
                               threshold=settings.evaluator_threshold,
                               note_writer=llm_judge(settings) if kind == "both" else None)
+
+
+def coverage_available(settings: Settings) -> bool:
+    return (settings.coverage_check and settings.trained_models and bool(settings.coverage_model)
+            and (Path(settings.coverage_model) / COVERAGE_FILE).is_file())
+
+
+def make_coverage_check(settings: Settings, document_store: StatuteStore | None,
+                        require_model: bool = True) -> CoverageCheck | None:
+    """The coverage check for these settings, or None: ``COVERAGE_CHECK=off``, ``TRAINED_MODELS=off``, or (with
+    ``require_model``) no trained model at ``COVERAGE_MODEL`` yet (logged; the loop runs without the third
+    verdict). ``require_model=False`` builds it whenever it is on (YAML export)."""
+    if not (settings.coverage_check and settings.trained_models and settings.coverage_model):
+        return None
+    if require_model and not coverage_available(settings):
+        logger.info("No trained coverage check at {path}; the judge has no 'uncovered' verdict until "
+                    "`python -m pipelines train` trains it", path=settings.coverage_model)
+        return None
+    return CoverageCheck(model=settings.coverage_model, document_store=document_store)

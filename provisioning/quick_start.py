@@ -27,7 +27,7 @@ from document_store.statute_db import StatuteDB
 from helpers.statutes.labels import key_law
 from pipelines.judges import evaluator_scope
 from provisioning.phases import Phases
-from provisioning.train import TrainResult, base_settings, default_pairs, install, train_models
+from provisioning.train import TrainResult, base_settings, default_outside, default_pairs, install, train_models
 from provisioning.training_pairs import Pair, load_pairs
 
 QUICK_CORPUS = "statutes_quick"
@@ -62,7 +62,7 @@ def quick_laws(pairs: list[Pair], law_sizes: dict[str, int], share: float = QUIC
 def train_quick_evaluator(settings: Settings, *, phases: Phases | None = None, progress: bool = True,
                           install_link: bool = True) -> TrainResult:
     """Train (or reuse from the model cache) the quick evaluator and, with ``install_link``, install it unless a
-    full evaluator is installed already."""
+    full evaluator is installed already; the coverage check too (seconds), unless one is installed."""
     from pipelines.indexing import law_sources
 
     pairs = load_pairs(default_pairs(settings))
@@ -71,7 +71,9 @@ def train_quick_evaluator(settings: Settings, *, phases: Phases | None = None, p
     inside = [p for p in pairs if {key_law(key) for key in p.gold} <= set(laws)]
     result = train_models(base_settings(settings), pairs=inside, sources=law_sources(laws, db), adapt=False,
                           progress=progress, install_links=False, phases=phases, scope="quick",
-                          corpus_name=QUICK_CORPUS)
+                          corpus_name=QUICK_CORPUS, outside=default_outside(settings))
     if install_link and evaluator_scope(settings) != "full":
         install(result.model, Path(settings.evaluator_model))
+    if install_link and result.coverage is not None and not Path(settings.coverage_model).exists():
+        install(result.coverage, Path(settings.coverage_model))
     return result

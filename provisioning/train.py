@@ -45,10 +45,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tqdm import tqdm
 
+from components.evaluators.coverage_check import COVERAGE_FILE
 from components.evaluators.relevance_evaluator import CALIBRATION_FILE
 from config.settings import Settings
 from pipelines.embedders import embedding_fingerprint
 from pipelines.stores import open_document_store
+from provisioning.coverage_training import (
+    DEFAULT_OUTSIDE,
+    CoverageRecipe,
+    OutsideQuestion,
+    load_outside,
+    outside_digest,
+    train_coverage,
+    write_coverage,
+)
 from provisioning.embedder_training import EmbedderRecipe, fine_tune, training_rows
 from provisioning.evaluator_training import Recipe, train_evaluator
 from provisioning.isolated import in_child
@@ -73,6 +83,7 @@ TRAINING_FILE = "training.json"
 class TrainResult:
     model: Path  # the evaluator's cache entry
     embedder: Path | None  # the adapted embedder's cache entry (None: the embedder as configured)
+    coverage: Path | None  # the coverage check's cache entry (None: no out-of-corpus questions to learn from)
     reused: bool  # nothing was trained
     trained: dict  # evaluator.json
     settings: Settings  # the given settings pointed at the trained models (without installing them)
@@ -92,6 +103,14 @@ def base_settings(settings: Settings) -> Settings:
 def default_pairs(settings: Settings) -> str | Path:
     """What training learns from unless told: ``TRAINING_PAIRS``, else the bundled STARD train pairs."""
     return settings.training_pairs or DEFAULT_PAIRS
+
+
+def default_outside(settings: Settings) -> list[OutsideQuestion]:
+    """The questions the coverage check learns the corpus's gaps from: ``OUT_OF_CORPUS_QUESTIONS``, else the
+    bundled STARD ones when training on the bundled pairs, else none."""
+    if settings.out_of_corpus_questions:
+        return load_outside(settings.out_of_corpus_questions)
+    return [] if settings.training_pairs else load_outside(DEFAULT_OUTSIDE)
 
 
 def model_cache_dir() -> Path:
@@ -212,7 +231,9 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
                  sources: Sequence[Source] | None = None, recipe: Recipe | None = None,
                  embedder_recipe: EmbedderRecipe | None = None, adapt: bool | None = None,
                  progress: bool = True, install_links: bool = True, phases: Phases | None = None,
-                 scope: str = "full", corpus_name: str = CORPUS_COLLECTION, isolate: bool = True) -> TrainResult:
+                 scope: str = "full", corpus_name: str = CORPUS_COLLECTION, isolate: bool = True,
+                 outside: Sequence[OutsideQuestion] | None = None,
+                 coverage_recipe: CoverageRecipe | None = None) -> TrainResult:
     """Train (or reuse) the models and, with ``install_links``, point the settings' model paths at them.
 
     Two cache entries: the embedder (keyed by its pairs, recipe, base model and corpus) and the evaluator (keyed by
@@ -230,6 +251,9 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
     :param corpus_name: the collection name (before the embedder's fingerprint) the ``sources`` are indexed into.
     :param isolate: run indexing, mining, fine-tuning, the export and the evaluator's retrieval each in a process
         of its own, so the memory of one is returned before the next (see `_Corpus`).
+    :param outside: questions the corpus cannot answer, with the document that would; the coverage check learns
+        from them and the pairs' questions (default: `default_outside` when training on the default pairs, else
+        none; none: no coverage check is trained). Not with ``collection``.
     """
     from pipelines.indexing import law_sources
 
@@ -282,14 +306,38 @@ def train_models(settings: Settings, pairs: str | Path | list[Pair] | None = Non
             (staging / CALIBRATION_FILE).write_text(json.dumps(
                 {**trained, "collection": corpus, "embedder": info, "scope": scope}, ensure_ascii=False, indent=2),
                 encoding="utf-8")
+    if outside is None:
+        outside = default_outside(settings) if pairs is None and collection is None else []
+    coverage = None
+    if outside and collection is None:
+        coverage, fresh = train_coverage_model(loaded, list(outside), coverage_recipe or CoverageRecipe(), phases)
+        reused = reused and not fresh
     trained_settings = dataclasses.replace(settings, evaluator_model=str(evaluator),
-                                           embedding_model=str(embedder or base.embedding_model))
+                                           embedding_model=str(embedder or base.embedding_model),
+                                           coverage_model=str(coverage or ""),
+                                           coverage_check=settings.coverage_check and coverage is not None)
     if install_links:
         if embedder is not None:
             install(embedder, Path(settings.adapted_embedding_model))
         install(evaluator, Path(settings.evaluator_model))
-    return TrainResult(model=evaluator, embedder=embedder, reused=reused, settings=trained_settings,
+        if coverage is not None:
+            install(coverage, Path(settings.coverage_model))
+    return TrainResult(model=evaluator, embedder=embedder, coverage=coverage, reused=reused,
+                       settings=trained_settings,
                        trained=json.loads((evaluator / CALIBRATION_FILE).read_text(encoding="utf-8")))
+
+
+def train_coverage_model(pairs: list[Pair], outside: list[OutsideQuestion], recipe: CoverageRecipe,
+                         phases: Phases) -> tuple[Path, bool]:
+    """The coverage check's cache entry (trained unless cached: seconds) and whether it was trained now."""
+    cached = model_cache_dir() / "coverage-{}".format(_identity(
+        pairs_digest(pairs), outside_digest(outside), recipe.digest()))
+    if (cached / COVERAGE_FILE).is_file():
+        return cached, False
+    with staged(cached) as staging, phases.phase("train the coverage check"):
+        # the pairs with gold are the in-corpus questions (out-of-corpus ones may be among them as negatives)
+        write_coverage(train_coverage([p.query for p in pairs if p.gold], outside, recipe), staging)
+    return cached, True
 
 
 def _train_embedder(base: Settings, pairs: list[Pair], all_pairs: list[Pair], corpus: _Corpus,

@@ -15,7 +15,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from haystack import Document
@@ -37,24 +37,31 @@ class Pair:
     qid: str = ""
 
 
-def load_pairs(path: str | Path) -> list[Pair]:
-    """Read and check a pairs file; raises `TrainingDataError` on a missing, unreadable or malformed file."""
-    path = Path(path)
+def jsonl_objects(path: Path, what: str) -> tuple[list[tuple[int, Any]], list[str]]:
+    """The parsed non-blank lines of a JSON-lines file as (line number, value), and the lines that are not JSON;
+    a one-line `TrainingDataError` when the file is missing or unreadable."""
     if not path.is_file():
-        raise TrainingDataError(f"pairs file not found: {path}")
+        raise TrainingDataError(f"{what} not found: {path}")
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         raise TrainingDataError(f"cannot read {path} as UTF-8 text: {error}") from error
-    pairs, bad = [], []
+    items, bad = [], []
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            bad.append(f"line {number}: not JSON")
-            continue
+        if line.strip():
+            try:
+                items.append((number, json.loads(line)))
+            except json.JSONDecodeError:
+                bad.append(f"line {number}: not JSON")
+    return items, bad
+
+
+def load_pairs(path: str | Path) -> list[Pair]:
+    """Read and check a pairs file; raises `TrainingDataError` on a missing, unreadable or malformed file."""
+    path = Path(path)
+    items, bad = jsonl_objects(path, "pairs file")
+    pairs = []
+    for number, item in items:
         query = item.get("query") if isinstance(item, dict) else None
         gold = item.get("gold") if isinstance(item, dict) else None
         if not isinstance(query, str) or not query.strip():

@@ -11,6 +11,9 @@ os.environ["ENV_FILE"] = ""  # a developer's own .env must not reach the tests (
 # The scripted-LLM tests script the LLM judge's replies; the tests of the trained evaluator, and the real-model
 # tests of the defaults, set JUDGE themselves.
 os.environ.setdefault("JUDGE", "llm")
+# The coverage check (a third verdict) is tested where a test turns it on with a model of its own (`tiny_coverage`);
+# a developer's trained one under models/ must not change what the other tests see.
+os.environ.setdefault("COVERAGE_CHECK", "off")
 
 from config.settings import Settings
 
@@ -41,6 +44,24 @@ def settings(tmp_path: Path, e5_model: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 PIPL = "中华人民共和国个人信息保护法"
+LENDING = "最高人民法院关于审理民间借贷案件适用法律若干问题的规定"
+
+
+@pytest.fixture(scope="session")
+def tiny_coverage(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A coverage check trained in a second: questions about personal information are answered by the corpus (the
+    个人信息保护法), questions about private lending need the 民间借贷 规定, which it lacks."""
+    from provisioning.coverage_training import OutsideQuestion, train_coverage, write_coverage
+
+    asks = ["吗", "怎么办", "有什么规定", "合法吗", "如何处理", "需要承担什么责任"]
+    inside = [f"{topic}{ask}" for topic in ("公司收集个人信息", "处理敏感个人信息", "个人信息出境", "删除我的个人信息",
+                                            "个人信息处理者泄露信息") for ask in asks]
+    outside = [OutsideQuestion(f"{topic}{ask}", LENDING) for topic in ("民间借贷利息约定过高", "借款转贷给他人牟利",
+                                                                       "借条约定的利率超过上限", "借贷合同约定复利")
+               for ask in asks]
+    root = tmp_path_factory.mktemp("tiny_coverage")
+    write_coverage(train_coverage(inside, outside), root)
+    return root
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ const state = { history: [], turns: [], busy: false };
 const PATH_NAMES = { citation: "条文引用", bm25: "关键词 BM25", dense: "向量" };
 const DIMENSIONS = { relevance: "相关性", completeness: "完整性", accuracy: "准确性", coverage: "覆盖度" };
 const DECISIONS = { pass: "评估通过 → 生成回答", retry: "未达标但有提升 → 按评估意见再改写一轮",
-                    web_search: "本地证据不足 → 网络搜索" };
+                    web_search: "本地证据不足 → 网络搜索",
+                    uncovered: "知识库未收录决定性规则 → 直接网络搜索" };
 const SITUATIONS = { sufficient: "证据充分", supplemented: "本地证据 + 网络补充", partial: "证据不完整",
                      none: "没有找到足够依据", unjudged: "未评估（普通检索）" };
 
@@ -73,6 +74,7 @@ function describeStep(step) {
     case "fuse": return ["RRF 融合", `${step.count} 条：${keys(step.top)}`];
     case "rerank": return ["重排序", keys(step.top)];
     case "judge": return ["质量评估", null];
+    case "coverage": return ["覆盖检查", `问题的决定性规则可能在《${step.document}》中，本知识库未收录（概率 ${step.probability.toFixed(2)}，判定线 ${step.threshold.toFixed(2)}）`];
     case "decision": {  // the figure of the judge that decided: the evaluator's probability, else the rubric's score
       const best = step.best_probability != null
         ? `最高相关概率 ${step.best_probability.toFixed(2)}，通过线 ${step.threshold.toFixed(2)}` : `最高分 ${step.best_score}/40`;

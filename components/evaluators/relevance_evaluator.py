@@ -25,7 +25,6 @@ Usage::
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from helpers.checks.unsettled import unsettled_note
 from helpers.records.rounds import document_summary
+from helpers.records.trained_files import RETRAIN, read_trained_json
 from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
 
 CALIBRATION_FILE = "evaluator.json"
@@ -83,19 +83,12 @@ def sigmoid(x: float) -> float:
 def load_calibration(model: str | Path) -> dict[str, Any]:
     """``evaluator.json`` of a trained evaluator folder; a clear error when the folder is not one."""
     path = Path(model) / CALIBRATION_FILE
-    if not path.is_file():
-        raise ValueError(f"{model} is not a trained relevance evaluator (no {CALIBRATION_FILE}); run "
-                         "`python -m pipelines train` or set JUDGE=llm")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is unreadable ({error.__class__.__name__}); retrain with `python -m pipelines "
-                         "train`") from error
+    data = read_trained_json(model, CALIBRATION_FILE, "relevance evaluator", "set JUDGE=llm")
     for name in ("passage", "evidence", "threshold"):
         if name not in data:
-            raise ValueError(f"{path} lacks '{name}'; retrain with `python -m pipelines train`")
+            raise ValueError(f"{path} lacks '{name}'; {RETRAIN}")
     if list(data.get("features", [])) != list(FEATURES):
-        raise ValueError(f"{path} was trained on other features; retrain with `python -m pipelines train`")
+        raise ValueError(f"{path} was trained on other features; {RETRAIN}")
     return data
 
 

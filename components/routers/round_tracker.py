@@ -1,6 +1,6 @@
 """RoundTracker: closes a retrieval round. It records the round from the outputs that made it (the rewriter's
 ``plan``, the fused ``documents``, the judge's ``evaluation``) and gives the loop's `ConditionalRouter` the flags it
-decides on.
+decides on (``uncovered``: the coverage check found the decisive rule outside the knowledge base).
 
 It reads the rounds so far (from the loop; none in round 1) and writes a new list with the round appended: the
 rounds it was given are left as they are. Which round's evidence is best, and whether the round improved on all
@@ -10,7 +10,7 @@ Usage::
 
     tracker = RoundTracker()
     out = tracker.run(plan=rewriter_out["plan"], documents=fused_docs, evaluation=judge_evaluation)
-    out["rounds"], out["passed"], out["improved"], out["round"]
+    out["rounds"], out["passed"], out["uncovered"], out["improved"], out["round"]
 """
 
 from typing import Any
@@ -22,9 +22,10 @@ from helpers.records.rounds import Round, improved
 
 @component
 class RoundTracker:
-    """Appends one `Round` to the rounds so far and says whether it passed, whether it improved, and its number."""
+    """Appends one `Round` to the rounds so far and says whether it passed, whether the knowledge base lacks the
+    decisive rule, whether it improved, and its number."""
 
-    @component.output_types(rounds=list[Round], passed=bool, improved=bool, round=int)
+    @component.output_types(rounds=list[Round], passed=bool, uncovered=bool, improved=bool, round=int)
     def run(self, plan: dict, documents: list[Document], evaluation: dict,
             rounds: list[Round] | None = None, rerank: dict | None = None) -> dict[str, Any]:
         """:param plan: the round's number, queries, rewrite, feedback, LLM calls and seconds, from the rewriter;
@@ -46,4 +47,5 @@ class RoundTracker:
                      **({"reranker": float(rerank.get("seconds", 0.0))} if rerank else {})},
         )
         rounds.append(this)
-        return {"rounds": rounds, "passed": this.passed, "improved": improved(rounds), "round": this.number}
+        return {"rounds": rounds, "passed": this.passed, "uncovered": this.uncovered, "improved": improved(rounds),
+                "round": this.number}

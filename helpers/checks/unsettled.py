@@ -20,7 +20,8 @@ ASKS = re.compile(r"[吗呢？?]|是否|是不是|能否|可否|可不可以|能
 MAX_POINT_CHARS = 40
 MAX_WORDS = 4
 NOTHING_FOUND = "没有检索到任何相关法条"
-UNSETTLED = "知识库未能确定：{missing}\n\n"
+UNSETTLED_PREFIX = "知识库未能确定："  # how an answer that says what is not settled begins
+UNSETTLED = UNSETTLED_PREFIX + "{missing}\n\n"
 MAX_UNSETTLED_CHARS = 120
 
 

@@ -32,9 +32,13 @@ def document_summary(doc: Document) -> dict[str, Any]:
 
 
 # what the trained evaluator adds (JUDGE=evaluator|both): its probability, threshold, per-passage probabilities and,
-# on a fail with JUDGE=both, the LLM judge's scores
+# on a fail with JUDGE=both, the LLM judge's scores; what the coverage check adds: its reading of the question
+# (``coverage``) and, when it finds the decisive rule outside the knowledge base, ``verdict`` ``uncovered`` with the
+# judge's own verdict on the evidence (``evidence_passed``)
 REQUIRED = ("scores", "total", "passed", "relevance", "reasoning", "missing", "error")
-EVALUATION_FIELDS = ("judge", *REQUIRED, "probability", "threshold", "passages", "llm_judge")
+EVALUATION_FIELDS = ("judge", *REQUIRED, "probability", "threshold", "passages", "llm_judge", "coverage", "verdict",
+                     "evidence_passed")
+UNCOVERED = "uncovered"  # the third verdict: the knowledge base does not hold the decisive rule
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,16 @@ class Round:
     @property
     def missing(self) -> str:
         return str(self.evaluation.get("missing") or "")
+
+    @property
+    def uncovered(self) -> bool:
+        """The knowledge base does not hold the decisive rule (the coverage check's verdict): straight to the web."""
+        return self.evaluation.get("verdict") == UNCOVERED
+
+    @property
+    def outcome(self) -> str:
+        """The judge's verdict in one word: ``pass``, ``fail`` or ``uncovered``."""
+        return UNCOVERED if self.uncovered else "pass" if self.passed else "fail"
 
     def verdict(self) -> dict[str, Any]:
         """The judge's evaluation as the result and the trace show it (its bookkeeping left out)."""
@@ -151,6 +165,7 @@ def loop_trace(query: str, rounds: list[Round], web: WebOutcome | None, decision
         "rounds": [r.entry(d) for r, d in zip(rounds, round_decisions(rounds, web), strict=True)],
         "best_round": best.number if best else 0,
         "best_score": best.total if best else -1.0,
+        "verdict": rounds[-1].outcome if rounds else None,
         "decision": decision,
         "web": web.summary() if web is not None else None,
         "llm_calls": calls,

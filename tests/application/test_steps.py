@@ -58,3 +58,19 @@ def test_the_decision_step_shows_the_figure_of_the_judge_that_decided():
     rubric = Round(number=1, queries=["问"], documents=[], evaluation={"total": 31.0, "passed": True})
     step = describe_step("loop", {socket: [rubric]})
     assert step["best_probability"] is None and step["best_score"] == 31.0
+
+
+def test_the_coverage_check_shows_a_step_only_when_it_flags_and_the_decision_says_uncovered():
+    from application.steps import describe_step
+    from helpers.records.rounds import Round
+
+    coverage = {"probability": 0.71, "threshold": 0.6, "document": "政府信息公开条例", "flagged": True}
+    flagged = {"passed": False, "total": 30.0, "verdict": "uncovered", "coverage": coverage}
+    assert describe_step("coverage", {"evaluation": flagged}) == {
+        "stage": "coverage", "document": "政府信息公开条例", "probability": 0.71, "threshold": 0.6}
+    quiet = {"passed": True, "total": 30.0, "coverage": {**coverage, "flagged": False}}
+    assert describe_step("coverage", {"evaluation": quiet}) is None
+    uncovered = Round(number=1, queries=["问"], documents=[], evaluation=flagged)
+    assert describe_step("loop", {"web_rounds": [uncovered]})["decision"] == "uncovered"
+    failed = Round(number=1, queries=["问"], documents=[], evaluation={"passed": False, "total": 10.0})
+    assert describe_step("loop", {"web_rounds": [failed]})["decision"] == "web_search"

@@ -1,5 +1,7 @@
 """Every branch of the agentic pipeline, against a scripted OpenAI-compatible server and a SerpAPI-shaped one."""
 
+import json
+
 import pytest
 
 from application.rag import AgenticRAG
@@ -476,3 +478,56 @@ def test_an_answer_cut_at_the_token_limit_loses_its_fragment_not_its_sense(llm, 
     assert result.trace["answer_checks"]["cut_off"] == "1. 《中华"
     if streaming:
         assert result.answer.startswith("".join(streamed)) and "【注意事项】" not in "".join(streamed)
+
+
+LOAN_QUESTION = "借条约定的利率超过上限怎么办"
+LENDING_GAP = ("知识库未能确定：问题的决定性规则可能在《最高人民法院关于审理民间借贷案件适用法律若干问题的规定》中，"
+               "本知识库未收录（可用 index --files 添加）")
+
+
+@pytest.fixture
+def covered_rag(make_rag, tiny_coverage, monkeypatch):
+    monkeypatch.setenv("COVERAGE_CHECK", "on")
+    monkeypatch.setenv("COVERAGE_MODEL", str(tiny_coverage))
+    return make_rag
+
+
+def test_uncovered_goes_straight_to_web_search_and_the_answer_says_what_is_missing_first(llm, covered_rag,
+                                                                                        monkeypatch):
+    """The judge passes on-topic articles, the coverage check finds the rule in a document the store lacks: no
+    rewritten round, web search at once, the gap as the answer's first line, the verdict in trace and result."""
+    llm.add_rule(REWRITER, REWRITE)
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, "根据[网页1]，超过部分不受保护。")
+    with ScriptedSerpAPIServer(results=WEB_RESULTS) as serp:
+        monkeypatch.setenv("SERPAPI_API_KEY", "test-key")
+        monkeypatch.setenv("SERPAPI_BASE_URL", serp.base_url)
+        result = covered_rag().ask(LOAN_QUESTION)
+        assert [r["q"] for r in serp.requests] == [LOAN_QUESTION]
+    assert decisions(result) == ["web_search"] and len(llm.calls(JUDGE)) == 1 and llm.calls(REWRITER) == []
+    assert result.trace["verdict"] == "uncovered" and result.trace["web"]["status"] == "ok"
+    evaluation = result.trace["rounds"][0]["evaluation"]
+    assert evaluation["verdict"] == "uncovered" and evaluation["evidence_passed"] and not evaluation["passed"]
+    assert evaluation["coverage"]["document"] == "最高人民法院关于审理民间借贷案件适用法律若干问题的规定"
+    assert result.answer.splitlines()[0] == LENDING_GAP
+    assert result.situation == "supplemented" and result.needs_human is False
+    api = json.loads(json.dumps(result.to_dict(), ensure_ascii=False))  # what the REST API returns
+    assert api["trace"]["verdict"] == api["scores"]["verdict"] == "uncovered"
+
+
+def test_uncovered_without_a_web_key_still_answers_from_what_was_found_and_says_so(llm, covered_rag):
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = covered_rag().ask(LOAN_QUESTION)
+    assert decisions(result) == ["web_search"] and result.trace["web"]["status"] == "skipped_no_key"
+    assert result.answer.splitlines()[0] == LENDING_GAP
+    assert result.situation == "partial" and result.needs_human and result.citations
+
+
+def test_a_question_the_corpus_answers_passes_with_the_coverage_check_on(llm, covered_rag):
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = covered_rag().ask(QUESTION)
+    assert decisions(result) == ["pass"] and result.trace["verdict"] == "pass"
+    assert result.trace["rounds"][0]["evaluation"]["coverage"]["flagged"] is False
+    assert result.situation == "sufficient"

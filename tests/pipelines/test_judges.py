@@ -80,3 +80,19 @@ def test_an_evaluator_trained_on_other_vectors_is_flagged(tiny_evaluator, tmp_pa
     (tmp_path / "evaluator.json").write_text(json.dumps({**trained, "embedding": embedding_fingerprint(settings)}),
                                              encoding="utf-8")
     assert not warn_if_other_vectors(settings)
+
+
+def test_the_coverage_check_is_used_while_on_and_trained_and_said_in_the_judges_description(
+        tmp_path, tiny_evaluator, tiny_coverage, offline, pipl_store):
+    from pipelines.judges import describe_judge, make_coverage_check
+
+    on = with_judge("evaluator", str(tiny_evaluator), coverage_check=True, coverage_model=str(tiny_coverage))
+    check = make_coverage_check(on, pipl_store)
+    assert check is not None and check.model == str(tiny_coverage) and check.document_store is pipl_store
+    assert describe_judge(on).endswith("+ the coverage check (uncovered verdict)")
+    for off in (dataclasses.replace(on, coverage_check=False), dataclasses.replace(on, trained_models=False),
+                dataclasses.replace(on, coverage_model=str(tmp_path / "missing"))):
+        assert make_coverage_check(off, pipl_store) is None and "coverage" not in describe_judge(off)
+    # the YAML export builds it whenever it is on, trained here or not
+    untrained = dataclasses.replace(on, coverage_model=str(tmp_path / "missing"))
+    assert make_coverage_check(untrained, None, require_model=False).model == str(tmp_path / "missing")

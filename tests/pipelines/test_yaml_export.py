@@ -23,12 +23,13 @@ def test_yaml_files_equal_what_the_builders_dump(workdir):
 
 
 @pytest.fixture
-def workdir(tmp_path, monkeypatch, e5_model, tiny_evaluator):
+def workdir(tmp_path, monkeypatch, e5_model, tiny_evaluator, tiny_coverage):
     """A working directory laid out like the repo (data/, models/) so the YAML's relative paths resolve."""
     (tmp_path / "models").mkdir()
     os.symlink(e5_model, tmp_path / "models" / "multilingual-e5-small")
     os.symlink(e5_model, tmp_path / "models" / "e5-small-statutes")  # where setup links the adapted embedder
     os.symlink(tiny_evaluator, tmp_path / "models" / "relevance-evaluator")
+    os.symlink(tiny_coverage, tmp_path / "models" / "coverage-model")
     monkeypatch.chdir(tmp_path)
     for name in ("DATA_DIR", "QDRANT_PATH", "EMBEDDING_MODEL", "DEEPSEEK_API_KEY", "SERPAPI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -58,6 +59,7 @@ def test_query_yaml_loads_and_answers(workdir, monkeypatch, mode):
         text = (YAML_DIR / f"{mode}.yaml").read_text(encoding="utf-8")
         if mode == "agentic":  # the trained evaluator judges; a user's edit of its threshold makes round 1 pass
             assert "type: components.evaluators.relevance_evaluator.RelevanceEvaluator" in text
+            assert "type: components.evaluators.coverage_check.CoverageCheck" in text  # the third verdict
             text = text.replace("threshold: null", "threshold: 0.001", 1)
         pipeline = Pipeline.loads(text, allowed_modules=ALLOWED_MODULES)
         pipeline.warm_up()

