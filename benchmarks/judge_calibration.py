@@ -36,15 +36,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from benchmarks.folds import fold_models, fold_questions, grouped_fold_assignment, stard_pairs
+from benchmarks.folds import (
+    OUTSIDE_FOLDS,
+    fold_assignment,
+    fold_models,
+    fold_questions,
+    grouped_fold_assignment,
+    outside_fold_assignment,
+    stard_pairs,
+)
 from benchmarks.indexing import bench_retrieval, bench_settings
 from benchmarks.metrics import load_queries, query_metrics
 from benchmarks.retrieval import CRIMINAL_LAW, DEFAULT_QUERIES
+from components.evaluators.coverage_check import CoverageCheck
 from components.evaluators.relevance_evaluator import RelevanceEvaluator
 from helpers.statutes.labels import key_law
 from pipelines.retrieval import retrieve
 from pipelines.stores import open_document_store
-from provisioning.train import corpus_settings
+from provisioning.coverage_training import CoverageRecipe, OutsideQuestion
+from provisioning.phases import Phases
+from provisioning.train import corpus_settings, train_coverage_model
 from provisioning.training_pairs import Pair
 
 CACHE = Path(__file__).resolve().parent / "cache"
@@ -125,8 +136,11 @@ def slice_metrics(rows: list[dict], judged: int) -> dict[str, float]:
     out-of-corpus questions, which have no gold, can be a slice)."""
     good = [int(any(r["labels"][:judged])) for r in rows]
     probs = [r["probability"] for r in rows]
-    return {"questions": len(rows), "good": sum(good) / len(rows),
-            "pass_rate": sum(p >= r["threshold"] for p, r in zip(probs, rows, strict=True)) / len(rows),
+    passed = [p >= r["threshold"] for p, r in zip(probs, rows, strict=True)]
+    return {"questions": len(rows), "good": sum(good) / len(rows), "pass_rate": sum(passed) / len(rows),
+            # with the coverage check after the judge (rows carry ``flagged`` when it ran): a flag fails the evidence
+            "checked_pass_rate": sum(ok and not r.get("flagged", False) for ok, r in zip(passed, rows, strict=True))
+            / len(rows),
             "auc": auc([p for p, g in zip(probs, good, strict=True) if g],
                        [p for p, g in zip(probs, good, strict=True) if not g]),
             "ece": expected_calibration_error(probs, good)}
@@ -140,16 +154,44 @@ def slices_table(rows: list[dict], judged: int) -> str:
               (f"long (>= {LONG_QUESTION} characters)", [r for r in inside if r.get("chars", 0) >= LONG_QUESTION]),
               ("gold in the 刑法", [r for r in inside if any(key_law(k) == CRIMINAL_LAW for k in r["gold"])]),
               ("retold by the local LLM (a stress set, not a yardstick)", [r for r in rows if r.get("kind") == RETOLD]),
-              ("out of corpus (folds grouped by the cited document)", [r for r in rows if r.get("kind") == OUT_OF_CORPUS])]
-    lines = ["| questions | n | good | pass rate | pass − good | AUC | ECE |", "|---|---|---|---|---|---|---|"]
+              ("out of corpus (evaluator folds grouped by the cited document)", [r for r in rows if r.get("kind") == OUT_OF_CORPUS])]
+    checked = any("flagged" in r for r in rows)
+    extra = (" with the coverage check | flagged | checked pass − good |", "---|---|---|") if checked else ("", "")
+    lines = [f"| questions | n | good | pass rate | pass − good | AUC | ECE |{extra[0]}",
+             f"|---|---|---|---|---|---|---|{extra[1]}"]
     for name, chosen in slices:
         if chosen and "chars" in chosen[0]:
             m = slice_metrics(chosen, judged)
+            coverage = (f" {m['checked_pass_rate']:.3f} | {statistics.mean(r['flagged'] for r in chosen):.3f} | "
+                        f"{m['checked_pass_rate'] - m['good']:+.3f} |") if checked else ""
             lines.append(f"| {name} | {m['questions']} | {m['good']:.3f} | {m['pass_rate']:.3f} | "
-                         f"{m['pass_rate'] - m['good']:+.3f} | {m['auc']:.3f} | {m['ece']:.3f} |")
+                         f"{m['pass_rate'] - m['good']:+.3f} | {m['auc']:.3f} | {m['ece']:.3f} |{coverage}")
         else:
-            lines.append(f"| {name} | not run | | | | | |")
+            lines.append(f"| {name} | not run | | | | | |{' | | |' if checked else ''}")
     return "\n".join(lines)
+
+
+def flag_coverage(rows: list[dict], pairs: list[Pair], retold: list[Pair], outside_queries: list[dict], by: str,
+                  folds: int) -> None:
+    """Set ``flagged`` on every row: whether the shipped coverage check, trained as `train` trains it on the
+    row's training folds (the in-corpus questions of the other folds and the out-of-corpus questions outside the
+    row's fold, split ``by`` document or question), flags the row's question. The bench corpus holds none of the
+    documents the out-of-corpus questions cite, so a flag is never silenced by the store."""
+    outside = [OutsideQuestion(q["query"], q["cited"][0], str(q["qid"])) for q in outside_queries]
+    outside_fold = dict(zip((q.qid for q in outside), outside_fold_assignment(outside, by, folds), strict=True))
+    fold_of = fold_assignment(len(pairs), folds)
+    checks = []
+    for fold in range(folds):
+        model, _ = train_coverage_model([p for i, p in enumerate(pairs) if fold_of[i] != fold],
+                                        [q for q in outside if outside_fold[q.qid] != fold], CoverageRecipe(), Phases())
+        checks.append(CoverageCheck(model=str(model)))
+        checks[-1].warm_up()
+    text = {(IN_CORPUS, p.qid): p.query for p in pairs} | {(RETOLD, p.qid): p.query for p in retold}
+    text |= {(OUT_OF_CORPUS, q.qid): q.query for q in outside}
+    for row in rows:
+        kind, qid = row.get("kind", IN_CORPUS), str(row["qid"])
+        check = checks[outside_fold[qid] if kind == OUT_OF_CORPUS else row["fold"]]
+        row["flagged"] = check.run(query=text[(kind, qid)], evaluation={})["evaluation"]["coverage"]["flagged"]
 
 
 def fold_metrics(rows: list[dict], judged: int) -> dict[str, float]:
@@ -286,6 +328,10 @@ def main() -> None:
                         help="the other folds' out-of-corpus questions are negatives in the evaluator's training")
     parser.add_argument("--feedback", default="",
                         help="pairs from answer feedback (`feedback --export`), added to every fold's training")
+    parser.add_argument("--coverage-folds", choices=(*OUTSIDE_FOLDS, "none"), default="document",
+                        help="the coverage check after the judge, trained per fold with the out-of-corpus questions "
+                             "split by cited document (unknown gaps scored) or by question (known gaps); none: "
+                             "the judge alone")
     parser.add_argument("--llm-sample", type=int, default=60, help="questions the LLM judge reads (0 = skip)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--report-only", action="store_true", help="report from the cached out-of-fold scores")
@@ -308,6 +354,9 @@ def main() -> None:
                               grouped_fold_assignment([q["cited"][0] for q in outside], args.folds),
                               args.train_out_of_corpus, feedback,
                               stard_pairs(args.retold) if args.retold else [])
+    if args.coverage_folds != "none" and args.out_of_corpus:
+        flag_coverage(rows, stard_pairs(args.queries), stard_pairs(args.retold) if args.retold else [],
+                      load_queries(args.out_of_corpus), args.coverage_folds, args.folds)
     llm_file = CACHE / f"llm_judge_rows_{args.embedder}.jsonl"
     inside = [r for r in rows if r.get("kind", IN_CORPUS) == IN_CORPUS]
     llm = llm_rows(inside, settings, args.llm_sample, args.seed, llm_file) if args.llm_sample else []
@@ -320,6 +369,9 @@ def main() -> None:
         training += "; the other folds' out-of-corpus questions are negatives in its training"
     if feedback:
         training += f"; plus {len(feedback)} feedback pairs from `{args.feedback}` (none about a scored question)"
+    if any("flagged" in r for r in rows):
+        training += (f"; the coverage check after the judge, trained on the other folds' questions with the "
+                     f"out-of-corpus ones split by {args.coverage_folds}")
     text = report(rows, llm, settings.judge_top_n, f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",
                   f"{endpoint.kind} (`{endpoint.model}`)" if endpoint else "", training)
     Path(args.out).write_text(text, encoding="utf-8")

@@ -89,8 +89,39 @@ def test_judge_slices_put_out_of_corpus_passes_beside_the_in_corpus_ones():
             row(OUT_OF_CORPUS, 35, False, 0.3, ()), row(OUT_OF_CORPUS, 12, False, 0.8, ())]
     lines = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in slices_table(rows, 5).splitlines()}
     short, long_, outside = lines["short (< 30 characters)"], lines["long (>= 30 characters)"], \
-        lines["out of corpus (folds grouped by the cited document)"]
+        lines["out of corpus (evaluator folds grouped by the cited document)"]
     assert short[:4] == ["2", "0.500", "0.500", "+0.000"] and short[4] == "1.000"
     assert long_[:4] == ["2", "0.500", "0.500", "+0.000"] and long_[4] == "0.000"
     assert outside[:4] == ["3", "0.000", "0.667", "+0.667"] and outside[4] == "nan"
     assert lines["gold in the 刑法"][0] == "not run"
+    assert "coverage check" not in slices_table(rows, 5)  # not run: no columns for it
+    # the coverage check after the judge: a flagged question does not pass, good evidence or not
+    for r, flagged in zip(rows, [True, False, False, False, True, False, False], strict=True):
+        r["flagged"] = flagged
+    lines = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in slices_table(rows, 5).splitlines()}
+    assert lines["short (< 30 characters)"][6:] == ["0.000", "0.500", "-0.500 |"]
+    assert lines["out of corpus (evaluator folds grouped by the cited document)"][6:] == ["0.333", "0.333", "+0.333 |"]
+
+
+def test_the_coverage_check_flags_rows_with_the_model_of_their_fold(tmp_path, monkeypatch):
+    from benchmarks.folds import fold_assignment
+    from benchmarks.judge_calibration import IN_CORPUS, OUT_OF_CORPUS, flag_coverage
+    from provisioning.training_pairs import Pair
+
+    monkeypatch.setenv("MODEL_CACHE_DIR", str(tmp_path))
+    asks = ["吗", "怎么办", "如何处理", "有什么规定", "需要承担什么责任"]
+    pairs = [Pair(f"{topic}{ask}", ("某法第一条",), str(i * 10 + j))
+             for i, topic in enumerate(("劳动合同解除", "公司收集个人信息", "房屋买卖违约", "离婚财产分割",
+                                        "交通肇事逃逸", "遗嘱继承顺序", "商标侵权赔偿", "未成年人监护"))
+             for j, ask in enumerate(asks)]
+    outside = [{"qid": 900 + i, "query": f"民间借贷{topic}{ask}", "cited": ["借贷规定"]}
+               for i, (topic, ask) in enumerate((t, a) for t in ("利息过高", "转贷牟利", "复利约定", "借条利率",
+                                                                  "砍头息", "逾期利息") for a in asks)]
+    fold_of = fold_assignment(len(pairs))
+    rows = [{"qid": p.qid, "kind": IN_CORPUS, "fold": fold_of[i]} for i, p in enumerate(pairs)]
+    rows += [{"qid": str(q["qid"]), "kind": OUT_OF_CORPUS, "fold": 0} for q in outside]
+    flag_coverage(rows, pairs, [], outside, "question", 5)
+    inside_flags = [r["flagged"] for r in rows if r["kind"] == IN_CORPUS]
+    outside_flags = [r["flagged"] for r in rows if r["kind"] == OUT_OF_CORPUS]
+    assert sum(outside_flags) > len(outside_flags) / 2 and sum(inside_flags) < len(inside_flags) / 4
+    assert len(list(tmp_path.glob("coverage-*"))) == 5  # one model per fold, cached like the shipped one
