@@ -26,4 +26,4 @@ def test_retold_questions_are_a_slice_of_their_own_beside_the_real_ones():
     retold = lines["retold by the local LLM (a stress set, not a yardstick)"].split(" | ")
     assert retold[1:5] == ["3", "0.333", "0.667", "+0.333"]  # n, good, pass rate, pass − good
     assert lines["short (< 30 characters)"].split(" | ")[1] == "1"  # the retellings are not counted as real questions
-    assert "not run" in lines["out of corpus (folds grouped by the cited document)"]
+    assert "not run" in lines["out of corpus (evaluator folds grouped by the cited document)"]
