@@ -15,10 +15,13 @@ from harness.server_process import DEPLOYMENTS, ServerProcess
 
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"
+LENDING = "最高人民法院关于审理民间借贷案件适用法律若干问题的规定"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, e5_model):
+def server(tmp_path_factory, e5_model, tiny_coverage):
+    # with a trained coverage check, as `make serve` has one: its scikit-learn (and SciPy) must load beside
+    # `keep_torch_out` (they once failed on the `None` it put in sys.modules: "'NoneType' has no attribute 'Tensor'")
     data = tmp_path_factory.mktemp("serve") / "data"
     index_laws(data, e5_model, [PIPL])
     with ScriptedOpenAIServer(default="好的") as llm:
@@ -30,7 +33,7 @@ def server(tmp_path_factory, e5_model):
             TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": "个人信息 同意"}}),
             f"需要同意，见《{PIPL}》第十四条。"])
         llm.add_rule("严谨的中国法律咨询助手", f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得同意。")
-        with ServerProcess(server_env(data, e5_model, llm.base_url), log_path=data.parent / "server.log") as app:
+        with ServerProcess(server_env(data, e5_model, llm.base_url, COVERAGE_CHECK="on", COVERAGE_MODEL=str(tiny_coverage)), log_path=data.parent / "server.log") as app:
             assert app.process is not None
             yield {"base": app.base_url, "llm": llm, "startup_seconds": app.startup_seconds, "pid": app.process.pid,
                    "log": app.log_path, "data": data}
@@ -43,6 +46,14 @@ def run(server, payload, name="agentic_rag"):
 def test_status_lists_every_deployment(server):
     status = httpx.get(f"{server['base']}/status", timeout=5).json()
     assert DEPLOYMENTS <= set(status["pipelines"])
+
+
+def test_a_question_about_a_document_the_store_lacks_is_uncovered_over_http(server):
+    result = run(server, {"query": "借条约定的利率超过上限怎么办", "mode": "agentic"}).json()["result"]
+    assert result["trace"]["verdict"] == result["scores"]["verdict"] == "uncovered"
+    assert result["trace"]["rounds"][0]["evaluation"]["coverage"]["document"] == LENDING
+    assert result["answer"].startswith(f"知识库未能确定：问题的决定性规则可能在《{LENDING}》中")
+    assert result["trace"]["web"]["status"] == "skipped_no_key"
 
 
 @pytest.mark.parametrize("mode", ["agentic", "rag", "agent"])
