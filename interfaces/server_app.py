@@ -21,10 +21,11 @@ import importlib.abc
 import os
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config.offline import apply_offline_defaults
 
@@ -39,6 +40,9 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from interfaces.asgi import ASGIApp, Message, Receive, Scope, Send, send_json_body
+
+if TYPE_CHECKING:
+    from config.settings import Settings
 
 # Modules that import Haystack (and with it torch) are imported inside `create_server_app`, after `keep_torch_out`.
 
@@ -294,11 +298,13 @@ def main(argv: list[str] | None = None) -> None:
         assert server is not None
         server.should_exit = True  # read by uvicorn's main loop within a tenth of a second
 
+    settings = Settings.from_env()
+    keep_torch_out(settings.embedding_backend, settings.reranker)  # before the LLM's thread imports Haystack
+    start_llm_early(settings)
     app = create_server_app(stop_server)
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None,
                                            timeout_graceful_shutdown=5))
     # the CLI that finds an embedded knowledge base in use asks this server instead (`interfaces.server_record`)
-    settings = Settings.from_env()
     owned = None if settings.qdrant_url else settings.qdrant_path
     if owned is not None:
         write_server_record(owned, client_url(args.host, args.port))
@@ -311,6 +317,29 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(STARTUP_FAILED_EXIT_CODE)
     if not server.started:
         sys.exit(STARTUP_FAILED_EXIT_CODE)
+
+
+def start_llm_early(settings: Settings) -> threading.Thread | None:
+    """Start the embedded LLM now, in a thread, when it is the LLM these settings resolve to: its process loads
+    the GGUF on the other core while this one imports Hayhooks and loads the deployments, which then find it
+    started (or wait for it). Skipped with an LLM reranker (the server must then keep logprobs: the chat deployment
+    starts it as before). A failure is left to the chat deployment, which starts the LLM again and reports why it
+    cannot. The thread imports nothing: the imports happen here, before it starts."""
+    if settings.reranker == "llm" or settings.round_reranker == "llm":
+        return None
+    from haystack import logging
+
+    from llm_access.factory import resolve_endpoint
+
+    def start() -> None:
+        try:
+            resolve_endpoint(settings)
+        except Exception as error:  # noqa: BLE001 - the deployment's own start reports it
+            logging.getLogger(__name__).debug("Early start of the LLM failed: {error}", error=error)
+
+    thread = threading.Thread(target=start, daemon=True, name="llm-start")
+    thread.start()
+    return thread
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

@@ -1,0 +1,42 @@
+"""The server starts the embedded LLM in a thread before it imports Hayhooks and loads its deployments
+(`interfaces.server_app.start_llm_early`), so that a cold ``serve`` is up sooner; the deployments find it started."""
+
+import dataclasses
+
+import pytest
+
+from interfaces.server_app import start_llm_early
+from llm_access import embedded_server
+from llm_access.embedded_server import shared_server, stop_shared_server
+
+
+@pytest.fixture
+def no_shared_llm():
+    stop_shared_server()
+    yield
+    stop_shared_server()
+
+
+@pytest.mark.slow
+def test_the_early_thread_starts_the_shared_llm_that_the_deployments_then_use(settings, monkeypatch, no_shared_llm):
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    thread = start_llm_early(settings)
+    assert thread is not None
+    thread.join(timeout=180)
+    started = embedded_server._shared
+    assert started is not None and started.running
+    assert shared_server(settings.llm_gguf) is started and started.pid is not None  # reused, not started again
+
+
+def test_no_early_start_with_an_llm_reranker_another_endpoint_or_a_missing_model(settings, monkeypatch, tmp_path,
+                                                                              no_shared_llm):
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    assert start_llm_early(dataclasses.replace(settings, reranker="llm")) is None  # it must keep logprobs
+    assert start_llm_early(dataclasses.replace(settings, round_reranker="llm")) is None
+    for changed in (dataclasses.replace(settings, llm_base_url="http://127.0.0.1:9/v1"),  # a server of the user's
+                    dataclasses.replace(settings, llm_gguf=str(tmp_path / "missing.gguf"))):  # the deployment says why
+        thread = start_llm_early(changed)
+        assert thread is not None
+        thread.join(timeout=30)
+        assert not thread.is_alive() and embedded_server._shared is None
