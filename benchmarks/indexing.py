@@ -135,7 +135,7 @@ def main() -> None:
     for name, label in STAGES.items():
         timed(pipeline.get_component(name), "run", spent, label)
     timed(indexer, "_avgdl_after", spent, "average-length pre-pass (tokenise)", nested=STAGES["splitter"])
-    timed(indexer.points, "optimize", spent, "optimise (HNSW build)")
+    timed(indexer.store, "optimize", spent, "optimise (HNSW build)")
     started = time.perf_counter()
     indexer.index(sources, progress=True)
     pipeline_seconds = time.perf_counter() - started
