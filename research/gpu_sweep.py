@@ -51,6 +51,7 @@ GRIDS = {
     "default": [{"layers": layers, "lr": lr, "negatives": negatives, "epochs": 3, "max_len": 256}
                 for layers, lr, negatives in itertools.product((12, 4), (2e-5, 5e-5), (15, 31))],
     "best": [{"layers": 12, "lr": 2e-5, "negatives": 31, "epochs": 3, "max_len": 256}],
+    "cpu": [{"layers": 4, "lr": 5e-5, "negatives": 15, "epochs": 1, "max_len": 192}],  # what 2 cores do in minutes
     "smoke": [{"layers": 1, "lr": 5e-5, "negatives": 3, "epochs": 1, "max_len": 64}],
 }
 
@@ -125,25 +126,29 @@ def train_and_score(data: dict, kit: Path, config: dict, fold: int, device: torc
                                                                                              / (steps - warmup + 1))))
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
     started, curve = time.perf_counter(), []
+    target = torch.zeros(1, dtype=torch.long, device=device)  # the gold is first in its group
+    progress_every = max(1, steps // 20)
     model.train()
     for epoch in range(config["epochs"]):
         order = rng.sample(train, len(train))
         for start in range(0, len(order), questions_per_step):
-            losses = []
-            with autocast:
-                for question in order[start:start + questions_per_step]:
-                    for group in groups(question, config["negatives"], rng):
-                        ids, mask = batch(question["ids"], group)
-                        scores = model(ids, mask, prior(question, group).to(device))
-                        losses.append(nn.functional.cross_entropy(scores[None], torch.zeros(1, dtype=torch.long,
-                                                                                          device=device)))
-            loss = torch.stack(losses).mean()
-            loss.backward()
+            step = [(q, g) for q in order[start:start + questions_per_step] for g in groups(q, config["negatives"], rng)]
+            loss = 0.0
+            for question, group in step:  # one group's graph at a time: memory of one group, not of the step
+                with autocast:
+                    ids, mask = batch(question["ids"], group)
+                    scores = model(ids, mask, prior(question, group).to(device))
+                    group_loss = nn.functional.cross_entropy(scores[None], target) / len(step)
+                group_loss.backward()
+                loss += float(group_loss.detach())
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
             schedule.step()
             optimiser.zero_grad()
-        curve.append({"epoch": epoch + 1, "loss": float(loss.detach()), **score(model, test, batch, device)["all"]})
+            done = epoch * math.ceil(len(train) / questions_per_step) + start // questions_per_step + 1
+            if done % progress_every == 0:
+                print(f"  step {done}/{steps}: loss {loss:.4f}, {time.perf_counter() - started:.0f} s", flush=True)
+        curve.append({"epoch": epoch + 1, "loss": round(loss, 4), **score(model, test, batch, device)["all"]})
     seconds = time.perf_counter() - started
     return {**config, "fold": fold, "train_questions": len(train), "test_questions": len(test), "steps": steps,
             "train_seconds": round(seconds, 1), "prior_weight": float(model.prior_weight.detach()), "curve": curve,
