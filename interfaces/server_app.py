@@ -319,21 +319,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(STARTUP_FAILED_EXIT_CODE)
 
 
-def start_llm_early(settings: Settings) -> threading.Thread | None:
-    """Start the embedded LLM now, in a thread, when it is the LLM these settings resolve to: its process loads
-    the GGUF on the other core while this one imports Hayhooks and loads the deployments, which then find it
-    started (or wait for it). Skipped with an LLM reranker (the server must then keep logprobs: the chat deployment
-    starts it as before). A failure is left to the chat deployment, which starts the LLM again and reports why it
-    cannot. The thread imports nothing: the imports happen here, before it starts."""
-    if settings.reranker == "llm" or settings.round_reranker == "llm":
-        return None
+def start_llm_early(settings: Settings) -> threading.Thread:
+    """Start the embedded LLM now, in a thread, when it is the LLM these settings resolve to (with logprobs when a
+    ranker reads them): its process loads the GGUF on the other core while this one imports Hayhooks and loads the
+    deployments, which then find it started (or wait for it). A failure is left to the chat deployment, which starts
+    the LLM again and reports why it cannot. The thread imports nothing: the imports happen here, before it starts."""
     from haystack import logging
 
     from llm_access.factory import resolve_endpoint
+    from pipelines.retrieval import reads_llm_logprobs
+
+    logprobs = reads_llm_logprobs(settings)
 
     def start() -> None:
         try:
-            resolve_endpoint(settings)
+            resolve_endpoint(settings, logprobs=logprobs)
         except Exception as error:  # noqa: BLE001 - the deployment's own start reports it
             logging.getLogger(__name__).debug("Early start of the LLM failed: {error}", error=error)
 

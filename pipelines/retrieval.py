@@ -54,6 +54,12 @@ def make_reranker(settings: Settings, top_k: int = 10) -> Any:
     return None
 
 
+def reads_llm_logprobs(settings: Settings) -> bool:
+    """Whether a ranker these settings build reads the LLM's logprobs (`LLMRelevanceRanker`, in round 1 or from
+    round 2 on): the embedded LLM must then be started with them."""
+    return settings.reranker == "llm" or settings.round_reranker == "llm"
+
+
 def make_round_ranker(document_store: StatuteStore, settings: Settings, top_k: int = 10) -> RoundRanker | None:
     """The agentic loop's widen-and-rerank step from round 2 on (`RoundRanker`), or None for ``ROUND_RERANKER=none``."""
     if settings.round_reranker not in ROUND_RERANKERS:

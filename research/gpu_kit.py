@@ -61,8 +61,8 @@ def current_articles() -> tuple[dict[str, str], dict[str, list[str]]]:
             if (number := article_number(doc)) is not None:
                 position[(doc.meta["law"], number)] = key
     around = {key: [] for key in texts}
+    steps = sorted((s for s in range(-NEIGHBOURS, NEIGHBOURS + 1) if s), key=abs)
     for (law, number), key in position.items():
-        steps = sorted((s for s in range(-NEIGHBOURS, NEIGHBOURS + 1) if s), key=abs)
         around[key] = [position[(law, number + s)] for s in steps if (law, number + s) in position]
     return texts, around
 

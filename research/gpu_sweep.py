@@ -148,11 +148,12 @@ def train_and_score(data: dict, kit: Path, config: dict, fold: int, device: torc
             done = epoch * math.ceil(len(train) / questions_per_step) + start // questions_per_step + 1
             if done % progress_every == 0:
                 print(f"  step {done}/{steps}: loss {loss:.4f}, {time.perf_counter() - started:.0f} s", flush=True)
-        curve.append({"epoch": epoch + 1, "loss": round(loss, 4), **score(model, test, batch, device)["all"]})
+        scored = score(model, test, batch, device)  # after the last epoch: the result
+        curve.append({"epoch": epoch + 1, "loss": round(loss, 4), **scored["all"]})
     seconds = time.perf_counter() - started
     return {**config, "fold": fold, "train_questions": len(train), "test_questions": len(test), "steps": steps,
             "train_seconds": round(seconds, 1), "prior_weight": float(model.prior_weight.detach()), "curve": curve,
-            **score(model, test, batch, device)}
+            **scored}
 
 
 @torch.no_grad()

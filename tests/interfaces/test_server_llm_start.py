@@ -29,14 +29,23 @@ def test_the_early_thread_starts_the_shared_llm_that_the_deployments_then_use(se
     assert shared_server(settings.llm_gguf) is started and started.pid is not None  # reused, not started again
 
 
-def test_no_early_start_with_an_llm_reranker_another_endpoint_or_a_missing_model(settings, monkeypatch, tmp_path,
-                                                                              no_shared_llm):
+@pytest.mark.slow
+@pytest.mark.parametrize("changed", [{"reranker": "llm"}, {"round_reranker": "llm"}])
+def test_with_an_llm_reranker_the_early_llm_keeps_logprobs_and_is_not_restarted(settings, monkeypatch, changed,
+                                                                                no_shared_llm):
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
-    assert start_llm_early(dataclasses.replace(settings, reranker="llm")) is None  # it must keep logprobs
-    assert start_llm_early(dataclasses.replace(settings, round_reranker="llm")) is None
+    start_llm_early(dataclasses.replace(settings, **changed)).join(timeout=180)
+    started = embedded_server._shared
+    assert started is not None and started.running and started.logprobs
+    pid = started.pid
+    assert shared_server(settings.llm_gguf, logprobs=True) is started and started.pid == pid  # the ranker's call
+
+
+def test_no_early_start_with_another_endpoint_or_a_missing_model(settings, monkeypatch, tmp_path, no_shared_llm):
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
     for changed in (dataclasses.replace(settings, llm_base_url="http://127.0.0.1:9/v1"),  # a server of the user's
                     dataclasses.replace(settings, llm_gguf=str(tmp_path / "missing.gguf"))):  # the deployment says why
         thread = start_llm_early(changed)
-        assert thread is not None
         thread.join(timeout=30)
         assert not thread.is_alive() and embedded_server._shared is None
