@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -213,14 +214,16 @@ def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
         print(f"wrote {path}")
 
 
-def serve_command(host: str, port: int) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment of the server (Hayhooks app + web UI, `interfaces/server_app.py`)."""
+def serve_command(host: str, port: int, prepare: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of the server (Hayhooks app + web UI, `interfaces/server_app.py`); it runs
+    ``prepare`` before it loads its deployments, while it already listens."""
     root = Path(__file__).resolve().parent.parent
     from pipelines.yaml_export import ALLOWLIST_ENV
 
     env = {**os.environ, **ALLOWLIST_ENV,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    return [sys.executable, "-m", "interfaces.server_app", "--host", host, "--port", str(port)], env
+    command = [sys.executable, "-m", "interfaces.server_app", "--host", host, "--port", str(port)]
+    return command + (["--prepare-command", shlex.join(prepare)] if prepare else []), env
 
 
 def stack_line(settings: Settings) -> str:
@@ -236,13 +239,16 @@ def stack_line(settings: Settings) -> str:
             "`python -m pipelines setup`, then restart the server")
 
 
-def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
+def cmd_serve(args: argparse.Namespace, settings: Settings, prepare: Sequence[str] = ()) -> None:
     """Run the Hayhooks server in the foreground, as this very process (exec): a service manager's SIGTERM, or
-    Ctrl-C, reaches the server itself, which stops gracefully and stops the embedded LLM with it."""
-    print(stack_line(Settings.from_env()), flush=True)  # what the server's own settings will load
-    command, env = serve_command(args.host, args.port)
+    Ctrl-C, reaches the server itself, which stops gracefully and stops the embedded LLM with it. With ``prepare``
+    (a command that builds what is missing and then says which stack it built) the server runs it first."""
+    if not prepare:
+        print(stack_line(Settings.from_env()), flush=True)  # what the server's own settings will load
+    command, env = serve_command(args.host, args.port, prepare)
     print(f"serving on http://{args.host}:{args.port}  (web UI: /ui/, OpenAI-compatible: /v1/chat/completions, "
-          "model agentic_rag)", flush=True)
+          "model agentic_rag)" + ("; /status says 'Preparing' until what a first answer needs is built" if prepare
+                                  else ""), flush=True)
     os.chdir(Path(__file__).resolve().parent.parent)
     os.execve(command[0], command, env)
 

@@ -19,10 +19,11 @@ import argparse
 import hmac
 import importlib.abc
 import os
+import shlex
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -207,10 +208,12 @@ async def http_error(request: Request, error: Exception) -> Response:
     return await http_exception_handler(request, error)
 
 
-def create_server_app(stop_server: Callable[[], None] | None = None) -> FastAPI:
+def create_server_app(stop_server: Callable[[], None] | None = None, prepare: Sequence[str] = (),
+                      prepared: threading.Event | None = None) -> FastAPI:
     """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``); the deployments load
-    after the server listens (`interfaces.startup`). ``stop_server`` ends the server when a required deployment
-    fails to load (default: SIGTERM to this process)."""
+    after the server listens (`interfaces.startup`), after the ``prepare`` command when there is one (``prepared``
+    is set when it ends). ``stop_server`` ends the server when a required deployment fails to load or the prepare
+    command fails (default: SIGTERM to this process)."""
     from config.settings import Settings
 
     settings = Settings.from_env()
@@ -228,7 +231,8 @@ def create_server_app(stop_server: Callable[[], None] | None = None) -> FastAPI:
     escape_markup_in_hayhooks_logs()
     prune_routes(app.router.routes)
     deployments = Deployments(SERVING_DIR, required_deployments(),
-                              on_fatal=stop_server or (lambda: os.kill(os.getpid(), signal.SIGTERM)))
+                              on_fatal=stop_server or (lambda: os.kill(os.getpid(), signal.SIGTERM)),
+                              prepare=prepare, prepared=prepared)
     app.state.deployments = deployments
     hayhooks_lifespan = app.router.lifespan_context
 
@@ -288,7 +292,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
+    parser.add_argument("--prepare-command", default="",
+                        help="a command to run (to its end, output passed through) before the deployments load, while "
+                             "the server already listens; `python -m pipelines serve` passes its `prepare`")
     args = parser.parse_args(argv)
+    prepare = shlex.split(args.prepare_command)
     # uvicorn stops gracefully on SIGTERM, then raises the signal again with the handler it found: by default that
     # kills the process before the atexit hook that stops the embedded LLM server could run. Exit through Python.
     signal.signal(signal.SIGTERM, _exit_on_signal)
@@ -300,8 +308,9 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = Settings.from_env()
     keep_torch_out(settings.embedding_backend, settings.reranker)  # before the LLM's thread imports Haystack
-    start_llm_early(settings)
-    app = create_server_app(stop_server)
+    prepared = threading.Event()
+    start_llm_early(settings, prepared if prepare else None)
+    app = create_server_app(stop_server, prepare, prepared)
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None,
                                            timeout_graceful_shutdown=5))
     # the CLI that finds an embedded knowledge base in use asks this server instead (`interfaces.server_record`)
@@ -311,6 +320,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         server.run()
     finally:
+        app.state.deployments.stop()
         if owned is not None:
             remove_server_record(owned)
         if app.state.deployments.fatal:
@@ -319,11 +329,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(STARTUP_FAILED_EXIT_CODE)
 
 
-def start_llm_early(settings: Settings) -> threading.Thread:
+def start_llm_early(settings: Settings, prepared: threading.Event | None = None) -> threading.Thread:
     """Start the embedded LLM now, in a thread, when it is the LLM these settings resolve to (with logprobs when a
     ranker reads them): its process loads the GGUF on the other core while this one imports Hayhooks and loads the
-    deployments, which then find it started (or wait for it). A failure is left to the chat deployment, which starts
-    the LLM again and reports why it cannot. The thread imports nothing: the imports happen here, before it starts."""
+    deployments, which then find it started (or wait for it). With ``prepared`` (a prepare command runs, which may
+    build the GGUF) a missing GGUF is waited for until it appears or ``prepared`` is set. A failure is left to the
+    chat deployment, which starts the LLM again and reports why it cannot. The thread imports nothing: the imports
+    happen here, before it starts."""
     from haystack import logging
 
     from llm_access.factory import resolve_endpoint
@@ -332,6 +344,10 @@ def start_llm_early(settings: Settings) -> threading.Thread:
     logprobs = reads_llm_logprobs(settings)
 
     def start() -> None:
+        if prepared is not None:
+            gguf = Path(settings.llm_gguf)
+            while not gguf.exists() and not prepared.wait(0.5):
+                pass
         try:
             resolve_endpoint(settings, logprobs=logprobs)
         except Exception as error:  # noqa: BLE001 - the deployment's own start reports it

@@ -7,6 +7,11 @@ deployment of ``serving/`` in order, in a background thread. Meanwhile, and when
 answers 503 with what is loading and what failed and why (`StatusGate`), and the API routes answer 503 "starting".
 A deployment in ``REQUIRED_DEPLOYMENTS`` that fails stops the server, which exits non-zero.
 
+With a ``prepare`` command (what ``python -m pipelines serve`` passes: ``python -m pipelines prepare``, which builds
+what a first answer needs), the loading thread first runs it as a child process, its output passed through, while the
+server already listens and imports; ``/status`` answers 503 "Preparing" with its latest line, and a prepare that
+fails stops the server like a required deployment.
+
 Usage (what `interfaces.server_app.create_server_app` does)::
 
     deployments = Deployments(SERVING_DIR, required_deployments(), on_fatal=stop_server)
@@ -17,8 +22,10 @@ Usage (what `interfaces.server_app.create_server_app` does)::
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +38,7 @@ logger = logging.getLogger(__name__)
 ALL_DEPLOYMENTS = ("agentic_rag", "index", "knowledge_bases")
 CHAT_DEPLOYMENT = "agentic_rag"  # the one behind /v1/chat/completions
 ALWAYS_OPEN = ("/ui/", "/favicon.ico")  # static files answer while the deployments load
+PREPARE = "prepare"  # the name a failed prepare command has in ``/status``'s "failed"
 
 
 def required_deployments() -> frozenset[str]:
@@ -50,14 +58,21 @@ def one_line(error: BaseException) -> str:
 
 
 class Deployments:
-    """The state of loading ``serving/``'s deployments: which is loading, which failed (with the reason), done.
+    """The state of loading ``serving/``'s deployments: the prepare command's latest line while it runs, which
+    deployment is loading, which failed (with the reason), done. ``prepared`` is set when the prepare command has
+    ended (at once without one).
 
     Lifetime: one per server app; written by the loading thread, read by requests (single assignments only)."""
 
-    def __init__(self, serving_dir: Path, required: frozenset[str], on_fatal: Callable[[], None]) -> None:
+    def __init__(self, serving_dir: Path, required: frozenset[str], on_fatal: Callable[[], None],
+                 prepare: Sequence[str] = (), prepared: threading.Event | None = None) -> None:
         self.serving_dir = serving_dir
         self.required = required
         self.on_fatal = on_fatal
+        self.prepare = list(prepare)
+        self.prepared = prepared or threading.Event()
+        self.preparing: str | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.loading: str | None = None
         self.loaded: list[str] = []
         self.failed: dict[str, str] = {}
@@ -71,6 +86,8 @@ class Deployments:
     def load(self, app: Any) -> None:
         from hayhooks.server.app import deploy_files_pipeline
 
+        if not self.run_prepare():
+            return
         for name in ALL_DEPLOYMENTS:
             self.loading = name
             try:
@@ -91,14 +108,59 @@ class Deployments:
         else:
             logger.info("Every deployment loaded: {names}", names=", ".join(self.loaded))
 
+    def run_prepare(self) -> bool:
+        """Run the prepare command (if any) to its end, its output passed through to this process's stdout; False
+        when it failed, which stops the server."""
+        try:
+            if not self.prepare:
+                return True
+            self.preparing = "starting"
+            logger.info("Preparing before the deployments load: {command}", command=" ".join(self.prepare))
+            try:
+                self.process = subprocess.Popen(self.prepare, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            except OSError as error:
+                return self.prepare_failed(one_line(error))
+            assert self.process.stdout is not None
+            pending = b""
+            while chunk := self.process.stdout.read1(65536):
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.buffer.flush()
+                *ended, pending = (pending + chunk).replace(b"\r", b"\n").split(b"\n")
+                if lines := [line for line in ended if line.strip()]:
+                    self.preparing = lines[-1].decode("utf-8", "replace").strip()[:200]
+            if code := self.process.wait():
+                return self.prepare_failed(f"`{' '.join(self.prepare)}` exited with {code}; its last line: "
+                                           f"{self.preparing}")
+            self.preparing = None
+            return True
+        finally:
+            self.prepared.set()
+
+    def prepare_failed(self, reason: str) -> bool:
+        self.failed[PREPARE], self.fatal, self.preparing = reason, True, None
+        logger.error("Stopping: preparing failed: {reason}", reason=reason)
+        self.on_fatal()
+        return False
+
+    def stop(self) -> None:
+        """End the prepare command if it still runs (the server is stopping)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
     @property
     def healthy(self) -> bool:
         return self.done and not self.failed
 
     def status(self) -> dict[str, Any]:
         """The body of a 503 ``/status``."""
-        state = "Failed" if self.fatal else "Degraded" if self.done else "Starting"
-        return {"status": state, "pipelines": list(self.loaded), "loading": self.loading, "failed": dict(self.failed)}
+        state = ("Failed" if self.fatal else "Degraded" if self.done else "Preparing" if self.preparing is not None
+                 else "Starting")
+        return {"status": state, "preparing": self.preparing, "pipelines": list(self.loaded), "loading": self.loading,
+                "failed": dict(self.failed)}
 
 
 class StatusGate:
@@ -122,9 +184,13 @@ class StatusGate:
         elif self.deployments.done or path == "/" or path.startswith(ALWAYS_OPEN):
             await self.app(scope, receive, send)
         else:
-            loading = self.deployments.loading or "…"
-            await send_json_body(send, 503, {"detail": f"the server is starting (loading {loading}); try again shortly"},
+            await send_json_body(send, 503, {"detail": f"the server is starting ({self.doing()}); try again shortly"},
                                  [(b"retry-after", b"5")])
+
+    def doing(self) -> str:
+        if (preparing := self.deployments.preparing) is not None:
+            return f"building what a first answer needs: {preparing}"
+        return f"loading {self.deployments.loading or '…'}"
 
 
 def routes_of(deployment: str) -> tuple[str, ...]:

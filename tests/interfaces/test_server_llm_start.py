@@ -2,6 +2,8 @@
 (`interfaces.server_app.start_llm_early`), so that a cold ``serve`` is up sooner; the deployments find it started."""
 
 import dataclasses
+import threading
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +51,33 @@ def test_no_early_start_with_another_endpoint_or_a_missing_model(settings, monke
         thread = start_llm_early(changed)
         thread.join(timeout=30)
         assert not thread.is_alive() and embedded_server._shared is None
+
+
+def test_while_a_prepare_command_runs_a_missing_model_is_waited_for_until_it_ends(settings, monkeypatch, tmp_path,
+                                                                                no_shared_llm):
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    prepared = threading.Event()
+    thread = start_llm_early(dataclasses.replace(settings, llm_gguf=str(tmp_path / "missing.gguf")), prepared)
+    thread.join(timeout=1.5)
+    assert thread.is_alive()  # still waiting for the model the prepare command may build
+    prepared.set()  # it ended without building it: the deployment reports why the LLM cannot start
+    thread.join(timeout=5)
+    assert not thread.is_alive() and embedded_server._shared is None
+
+
+@pytest.mark.slow
+def test_the_model_is_started_as_soon_as_the_prepare_command_has_built_it(settings, monkeypatch, tmp_path,
+                                                                         no_shared_llm):
+    """Issue 50: `prepare` assembles the GGUF first; the server's early thread starts the LLM when it appears,
+    while the rest of the prepare command (the ONNX export, the quick evaluator, the index) still runs."""
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    gguf = tmp_path / "model.gguf"
+    thread = start_llm_early(dataclasses.replace(settings, llm_gguf=str(gguf)), threading.Event())
+    thread.join(timeout=1.5)
+    assert thread.is_alive() and embedded_server._shared is None
+    gguf.symlink_to(Path(settings.llm_gguf).resolve())
+    thread.join(timeout=180)
+    started = embedded_server._shared
+    assert not thread.is_alive() and started is not None and started.running

@@ -4,6 +4,7 @@ fails stops the server non-zero, and SIGTERM during a slow start ends it within 
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -27,10 +28,10 @@ def data(tmp_path_factory, e5_model):
     return folder
 
 
-def start(env: dict[str, str | None], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start(env: dict[str, str | None], log: Path, prepare: list[str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """`python -m interfaces.server_app` as users start it, without waiting for its deployments."""
     port = free_port()
-    command, environ = serve_command("127.0.0.1", port)
+    command, environ = serve_command("127.0.0.1", port, prepare or ())
     for name, value in env.items():
         if value is None:
             environ.pop(name, None)
@@ -154,3 +155,81 @@ def test_with_api_key_set_every_route_works_with_the_key_and_the_embedded_llm(da
         assert added.status_code == 200 and added.json()["result"]["results"][0]["count"] == 74
         assert httpx.get(f"{base}/index/jobs", timeout=5).status_code == 401
         assert httpx.get(f"{base}/index/jobs", headers=auth, timeout=5).json()["jobs"][0]["status"] == "done"
+
+
+def preparing(lines: list[str], wait_for: Path | None = None, code: int = 0) -> list[str]:
+    """A prepare command that prints ``lines`` (the first two joined by a carriage return, as a progress bar
+    does), then waits until ``wait_for`` exists, then exits with ``code``."""
+    script = (f"import pathlib, sys, time; print({lines[0]!r}, end='\\r', flush=True); "
+              f"print(*{lines[1:]!r}, sep='\\n', flush=True); "
+              f"wait = {str(wait_for) if wait_for else ''!r}; "
+              "exec('while wait and not pathlib.Path(wait).exists(): time.sleep(0.1)'); "
+              f"sys.exit({code})")
+    return [sys.executable, "-c", script]
+
+
+def until(check, seconds: float = 60):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.2)
+    return None
+
+
+def test_the_server_listens_while_its_prepare_command_runs_and_loads_the_deployments_after_it(data, e5_model, tmp_path):
+    """Issue 50: `serve` has its server build what a first answer needs while it already listens (imports, the
+    LLM's start meanwhile); /status and the API say what it is doing, in the prepare command's latest line."""
+    go = tmp_path / "go"
+    env = server_env(data, e5_model, llm_base_url="http://127.0.0.1:9/v1")
+    process, base = start(env, tmp_path / "server.log", preparing(["10%", "index the default laws", "  "], go))
+    try:
+        answer = until(lambda: (r := status(base)) is not None and r.json().get("preparing") and r)
+        assert answer is not None, (tmp_path / "server.log").read_text(errors="replace")[-2000:]
+        assert answer.status_code == 503
+        assert answer.json() | {"pipelines": []} == {"status": "Preparing", "preparing": "index the default laws",
+                                                     "pipelines": [], "loading": None, "failed": {}}
+        waiting = httpx.post(f"{base}/agentic_rag/run", json={"query": "个人信息"}, timeout=10)
+        assert waiting.status_code == 503 and waiting.headers["retry-after"] == "5"
+        assert "building what a first answer needs: index the default laws" in waiting.json()["detail"]
+        assert httpx.get(f"{base}/ui/", timeout=10).status_code == 200  # the page answers meanwhile
+        go.touch()
+        up = until(lambda: (r := status(base)) is not None and r.json().get("status") == "Up!" and r, seconds=180)
+        assert up is not None, (tmp_path / "server.log").read_text(errors="replace")[-2000:]
+        log = (tmp_path / "server.log").read_bytes().decode(errors="replace")  # read_text would turn \r into \n
+        assert "10%\rindex the default laws" in log  # its output passed through as written
+        assert log.index("index the default laws") < log.index("Every deployment loaded")
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def test_a_prepare_command_that_fails_stops_the_server_with_its_reason(data, e5_model, tmp_path):
+    env = server_env(data, e5_model, llm_base_url="http://127.0.0.1:9/v1")
+    process, _ = start(env, tmp_path / "server.log", preparing(["0%", "error: no space left on device"], code=7))
+    try:
+        code = process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    log = (tmp_path / "server.log").read_text(errors="replace")
+    assert code == 3, log[-2000:]
+    assert "exited with 7; its last line: error: no space left on device" in log
+    assert "Deployment" not in log  # nothing loaded after a failed prepare
+
+
+def test_sigterm_while_preparing_ends_the_server_and_its_prepare_command(data, e5_model, tmp_path):
+    env = server_env(data, e5_model, llm_base_url="http://127.0.0.1:9/v1")
+    process, base = start(env, tmp_path / "server.log", preparing(["0%", "training"], tmp_path / "never"))
+    try:
+        assert until(lambda: (r := status(base)) is not None and r.json().get("preparing") == "training")
+        children = [pid for pid in descendants(process.pid) if b"training" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        assert children
+        process.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        process.wait(timeout=60)
+        assert time.monotonic() - stopped < 15
+        assert not any(alive(pid) for pid in children), "the prepare command outlived the server"
+    finally:
+        if process.poll() is None:
+            process.kill()
