@@ -1,7 +1,8 @@
 #!/bin/bash
 # Seconds from nothing to the first answer, on a fresh clone with empty caches (a HOME of its own: no pip, wheel or
-# model cache), for `make serve` (until /status says "Up!", then one agentic question over HTTP) or `make run` (until
-# the line after its first answer; the full-stack training after it is stopped). Report: benchmarks/reports/setup.md.
+# model cache), for `make serve` (until /status lists the chat deployment as loaded, which answers while the other two
+# load, then one agentic question over HTTP) or `make run` (until the line after its first answer; the full-stack
+# training after it is stopped). Report: benchmarks/reports/setup.md.
 #
 #   bash benchmarks/cold_first_answer.sh serve|run [REPO] [WORKDIR]
 #
@@ -15,6 +16,10 @@ rm -rf "$work" && mkdir -p "$work/home"
 git clone -q "$repo" "$work/clone" && cd "$work/clone" || exit 1
 export HOME=$work/home API_PORT=$port ENV_FILE=
 start=$(date +%s.%N)
+chat_loaded() {
+  curl -s -m 3 "localhost:$port/status" | python3 -c \
+    "import json, sys; sys.exit('agentic_rag' not in json.load(sys.stdin).get('pipelines', []))" 2>/dev/null
+}
 since() { awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 echo "commit $(git rev-parse --short HEAD); make $what; started $(date -u +%T)"
 if [ -n "${REUSE_VENV:-}" ]; then
@@ -27,12 +32,12 @@ fi
 group=$!
 for _ in $(seq 1 3600); do
   sleep 0.5
-  if [ "$what" = serve ]; then curl -s -m 3 "localhost:$port/status" | grep -q '"Up' && break
+  if [ "$what" = serve ]; then chat_loaded && break
   else grep -q "This answer used" "$work/make.log" && break; fi
   kill -0 $group 2>/dev/null || { echo "make $what ended early:"; tail -20 "$work/make.log"; exit 1; }
 done
 if [ "$what" = serve ]; then
-  echo "/status Up after $(since) s"
+  echo "chat deployment loaded after $(since) s"
   curl -s -m 900 "localhost:$port/agentic_rag/run" -H 'content-type: application/json' \
     -d '{"query": "公司收集我的个人信息需要我同意吗", "mode": "agentic"}' > "$work/answer.json"
   python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['result']; print(r['situation'], r['trace']['total_seconds'], 's', [c['key'] for c in r['citations']])" "$work/answer.json"

@@ -18,7 +18,7 @@ from typing import Self
 
 import httpx
 
-from interfaces.cli import serve_command
+from interfaces.launch import serve_command
 from llm_access.embedded_server import free_port
 
 DEPLOYMENTS = frozenset({"agentic_rag", "index", "knowledge_bases"})

@@ -11,8 +11,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -51,12 +49,12 @@ from interfaces.cli_output import (
     print_warnings,
     show_answer,
 )
+from interfaces.launch import EXTENSIONS_GROUP, add_serve_arguments, exec_server
 from llm_access.embedded_server import LLMServerError
 from pipelines.stores import open_document_store
 
 EXPECTED_ERRORS = (UnknownLawError, FileLoadError, StoreLockedError, StoreConfigError, LLMServerError, ValueError,
                    UnknownAnswerError)
-EXTENSIONS_GROUP = "agentic_rag.cli"
 
 Command = Callable[[argparse.Namespace, Settings], None]
 
@@ -214,18 +212,6 @@ def cmd_export_yaml(args: argparse.Namespace, settings: Settings) -> None:
         print(f"wrote {path}")
 
 
-def serve_command(host: str, port: int, prepare: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment of the server (Hayhooks app + web UI, `interfaces/server_app.py`); it runs
-    ``prepare`` before it loads its deployments, while it already listens."""
-    root = Path(__file__).resolve().parent.parent
-    from pipelines.yaml_export import ALLOWLIST_ENV
-
-    env = {**os.environ, **ALLOWLIST_ENV,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, "-m", "interfaces.server_app", "--host", host, "--port", str(port)]
-    return command + (["--prepare-command", shlex.join(prepare)] if prepare else []), env
-
-
 def stack_line(settings: Settings) -> str:
     """Which stack these settings answer with, in one line, and how to build the rest when it is not the full one."""
     from pipelines.judges import describe_judge, evaluator_scope
@@ -240,17 +226,12 @@ def stack_line(settings: Settings) -> str:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings, prepare: Sequence[str] = ()) -> None:
-    """Run the Hayhooks server in the foreground, as this very process (exec): a service manager's SIGTERM, or
-    Ctrl-C, reaches the server itself, which stops gracefully and stops the embedded LLM with it. With ``prepare``
-    (a command that builds what is missing and then says which stack it built) the server runs it first."""
+    """Run the Hayhooks server in the foreground, as this very process (`interfaces.launch.exec_server`). With
+    ``prepare`` (a command that builds what is missing and then says which stack it built) the server runs it first;
+    without, this says which stack it serves."""
     if not prepare:
         print(stack_line(Settings.from_env()), flush=True)  # what the server's own settings will load
-    command, env = serve_command(args.host, args.port, prepare)
-    print(f"serving on http://{args.host}:{args.port}  (web UI: /ui/, OpenAI-compatible: /v1/chat/completions, "
-          "model agentic_rag)" + ("; /status says 'Preparing' until what a first answer needs is built" if prepare
-                                  else ""), flush=True)
-    os.chdir(Path(__file__).resolve().parent.parent)
-    os.execve(command[0], command, env)
+    exec_server(args.host, args.port, prepare)
 
 
 def cmd_stats(args: argparse.Namespace, settings: Settings) -> None:
@@ -315,8 +296,7 @@ def build_parser(extensions: Sequence[CliExtension] | None = None) -> argparse.A
     sub.add_parser("laws", help="list the laws of the statute database")
     sub.add_parser("export-yaml", help="regenerate yaml_pipelines/ from the builders")
     serve = sub.add_parser("serve", help="serve the REST and OpenAI-compatible API (Hayhooks)")
-    serve.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
-    serve.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
+    add_serve_arguments(serve)
     for extension in installed_extensions() if extensions is None else extensions:
         extension.add_parsers(sub)
     return parser

@@ -23,7 +23,7 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from interfaces.asgi import ASGIApp, Message, Receive, Scope, Send, send_json_body
+from interfaces.preparation import Preparation
 
 if TYPE_CHECKING:
     from config.settings import Settings
@@ -208,12 +209,12 @@ async def http_error(request: Request, error: Exception) -> Response:
     return await http_exception_handler(request, error)
 
 
-def create_server_app(stop_server: Callable[[], None] | None = None, prepare: Sequence[str] = (),
-                      prepared: threading.Event | None = None) -> FastAPI:
+def create_server_app(stop_server: Callable[[], None] | None = None,
+                      preparation: Preparation | None = None) -> FastAPI:
     """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``); the deployments load
-    after the server listens (`interfaces.startup`), after the ``prepare`` command when there is one (``prepared``
-    is set when it ends). ``stop_server`` ends the server when a required deployment fails to load or the prepare
-    command fails (default: SIGTERM to this process)."""
+    after the server listens (`interfaces.startup`), after the ``preparation`` when there is one. ``stop_server``
+    ends the server when a required deployment fails to load or the preparation fails (default: SIGTERM to this
+    process)."""
     from config.settings import Settings
 
     settings = Settings.from_env()
@@ -232,7 +233,7 @@ def create_server_app(stop_server: Callable[[], None] | None = None, prepare: Se
     prune_routes(app.router.routes)
     deployments = Deployments(SERVING_DIR, required_deployments(),
                               on_fatal=stop_server or (lambda: os.kill(os.getpid(), signal.SIGTERM)),
-                              prepare=prepare, prepared=prepared)
+                              preparation=preparation, preload=preload_deployment_code)
     app.state.deployments = deployments
     hayhooks_lifespan = app.router.lifespan_context
 
@@ -284,11 +285,6 @@ def add_offline_docs(app: FastAPI) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import uvicorn
-
-    from config.settings import Settings
-    from interfaces.server_record import client_url, remove_server_record, write_server_record
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
@@ -296,10 +292,27 @@ def main(argv: list[str] | None = None) -> None:
                         help="a command to run (to its end, output passed through) before the deployments load, while "
                              "the server already listens; `python -m pipelines serve` passes its `prepare`")
     args = parser.parse_args(argv)
-    prepare = shlex.split(args.prepare_command)
+    command = shlex.split(args.prepare_command)
+    preparation = Preparation(command) if command else None
     # uvicorn stops gracefully on SIGTERM, then raises the signal again with the handler it found: by default that
     # kills the process before the atexit hook that stops the embedded LLM server could run. Exit through Python.
     signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        if preparation is not None:
+            preparation.start()  # first thing: its imports run beside this server's own
+        serve(args.host, args.port, preparation)
+    finally:
+        if preparation is not None:
+            preparation.stop()
+
+
+def serve(host: str, port: int, preparation: Preparation | None) -> None:
+    """Run the server until it is stopped; exit with `STARTUP_FAILED_EXIT_CODE` when it could not start."""
+    import uvicorn
+
+    from config.settings import Settings
+    from interfaces.server_record import client_url, remove_server_record, write_server_record
+
     server: uvicorn.Server | None = None
 
     def stop_server() -> None:
@@ -308,25 +321,39 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = Settings.from_env()
     keep_torch_out(settings.embedding_backend, settings.reranker)  # before the LLM's thread imports Haystack
-    prepared = threading.Event()
-    start_llm_early(settings, prepared if prepare else None)
-    app = create_server_app(stop_server, prepare, prepared)
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None,
-                                           timeout_graceful_shutdown=5))
+    start_llm_early(settings, None if preparation is None else preparation.ended)
+    app = create_server_app(stop_server, preparation)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, timeout_graceful_shutdown=5))
     # the CLI that finds an embedded knowledge base in use asks this server instead (`interfaces.server_record`)
     owned = None if settings.qdrant_url else settings.qdrant_path
     if owned is not None:
-        write_server_record(owned, client_url(args.host, args.port))
+        write_server_record(owned, client_url(host, port))
     try:
         server.run()
     finally:
-        app.state.deployments.stop()
         if owned is not None:
             remove_server_record(owned)
         if app.state.deployments.fatal:
             sys.exit(STARTUP_FAILED_EXIT_CODE)
     if not server.started:
         sys.exit(STARTUP_FAILED_EXIT_CODE)
+
+
+def preload_deployment_code() -> None:
+    """Import what the chat deployment imports when it loads (its API, scikit-learn for the coverage check) and
+    read jieba's dictionary: about 3 s of its load, done while `prepare` runs. No model and no store is opened: those
+    may still be being built. A failure is left to the deployment, which reports it."""
+    from haystack import logging
+
+    try:
+        import sklearn.feature_extraction.text  # noqa: F401
+
+        import interfaces.chat_api  # noqa: F401
+        from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
+
+        JiebaTokenizer()
+    except Exception as error:  # noqa: BLE001 - the deployment's own load reports it
+        logging.getLogger(__name__).debug("Preloading the deployments' code failed: {error}", error=error)
 
 
 def start_llm_early(settings: Settings, prepared: threading.Event | None = None) -> threading.Thread:

@@ -4,13 +4,14 @@ Hayhooks loads its deployments before the server listens, and a deployment that 
 warning: the server then answers ``/status`` "Up!" and 404 on the missing routes, and a slow start (the embedded LLM)
 cannot be stopped with SIGTERM until it is over. Here the server listens at once and `Deployments.load` loads each
 deployment of ``serving/`` in order, in a background thread. Meanwhile, and whenever one is missing, ``/status``
-answers 503 with what is loading and what failed and why (`StatusGate`), and the API routes answer 503 "starting".
+answers 503 with what is loading and what failed and why (`StatusGate`), and the routes of the deployments not
+loaded yet answer 503 "starting"; a loaded deployment's routes answer at once.
 A deployment in ``REQUIRED_DEPLOYMENTS`` that fails stops the server, which exits non-zero.
 
-With a ``prepare`` command (what ``python -m pipelines serve`` passes: ``python -m pipelines prepare``, which builds
-what a first answer needs), the loading thread first runs it as a child process, its output passed through, while the
-server already listens and imports; ``/status`` answers 503 "Preparing" with its latest line, and a prepare that
-fails stops the server like a required deployment.
+With a `Preparation` (the command ``python -m pipelines serve`` passes: ``python -m pipelines prepare``, which builds
+what a first answer needs), the server starts it as a child process before its own imports, and the loading thread
+waits for it, its output passed through, before the deployments load; meanwhile ``/status`` answers 503 "Preparing"
+with its latest line, and a preparation that fails stops the server like a required deployment.
 
 Usage (what `interfaces.server_app.create_server_app` does)::
 
@@ -22,16 +23,15 @@ Usage (what `interfaces.server_app.create_server_app` does)::
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from haystack import logging
 
 from interfaces.asgi import ASGIApp, Receive, Scope, Send, send_json_body
+from interfaces.preparation import Preparation
 
 logger = logging.getLogger(__name__)
 
@@ -58,21 +58,19 @@ def one_line(error: BaseException) -> str:
 
 
 class Deployments:
-    """The state of loading ``serving/``'s deployments: the prepare command's latest line while it runs, which
-    deployment is loading, which failed (with the reason), done. ``prepared`` is set when the prepare command has
-    ended (at once without one).
+    """The state of loading ``serving/``'s deployments: what the `Preparation` (if any) is doing, which deployment
+    is loading, which failed (with the reason), done. ``preload`` (imports, no models) runs beside the preparation,
+    in a thread of its own, and the deployments start after it ends.
 
     Lifetime: one per server app; written by the loading thread, read by requests (single assignments only)."""
 
     def __init__(self, serving_dir: Path, required: frozenset[str], on_fatal: Callable[[], None],
-                 prepare: Sequence[str] = (), prepared: threading.Event | None = None) -> None:
+                 preparation: Preparation | None = None, preload: Callable[[], None] | None = None) -> None:
         self.serving_dir = serving_dir
         self.required = required
         self.on_fatal = on_fatal
-        self.prepare = list(prepare)
-        self.prepared = prepared or threading.Event()
-        self.preparing: str | None = None
-        self.process: subprocess.Popen[bytes] | None = None
+        self.preparation = preparation
+        self.preload = preload
         self.loading: str | None = None
         self.loaded: list[str] = []
         self.failed: dict[str, str] = {}
@@ -86,7 +84,7 @@ class Deployments:
     def load(self, app: Any) -> None:
         from hayhooks.server.app import deploy_files_pipeline
 
-        if not self.run_prepare():
+        if self.preparation is not None and not self.prepare(self.preparation):
             return
         for name in ALL_DEPLOYMENTS:
             self.loading = name
@@ -108,48 +106,21 @@ class Deployments:
         else:
             logger.info("Every deployment loaded: {names}", names=", ".join(self.loaded))
 
-    def run_prepare(self) -> bool:
-        """Run the prepare command (if any) to its end, its output passed through to this process's stdout; False
-        when it failed, which stops the server."""
-        try:
-            if not self.prepare:
-                return True
-            self.preparing = "starting"
-            logger.info("Preparing before the deployments load: {command}", command=" ".join(self.prepare))
-            try:
-                self.process = subprocess.Popen(self.prepare, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            except OSError as error:
-                return self.prepare_failed(one_line(error))
-            assert self.process.stdout is not None
-            pending = b""
-            while chunk := self.process.stdout.read1(65536):
-                sys.stdout.buffer.write(chunk)
-                sys.stdout.buffer.flush()
-                *ended, pending = (pending + chunk).replace(b"\r", b"\n").split(b"\n")
-                if lines := [line for line in ended if line.strip()]:
-                    self.preparing = lines[-1].decode("utf-8", "replace").strip()[:200]
-            if code := self.process.wait():
-                return self.prepare_failed(f"`{' '.join(self.prepare)}` exited with {code}; its last line: "
-                                           f"{self.preparing}")
-            self.preparing = None
-            return True
-        finally:
-            self.prepared.set()
+    def prepare(self, preparation: Preparation) -> bool:
+        """Wait for the preparation, the preload beside it; False when it failed, which stops the server."""
+        preloading = threading.Thread(target=self.preload or (lambda: None), daemon=True, name="preload")
+        preloading.start()
+        if (reason := preparation.finish()) is not None:
+            self.failed[PREPARE], self.fatal = reason, True
+            logger.error("Stopping: preparing failed: {reason}", reason=reason)
+            self.on_fatal()
+            return False
+        preloading.join()  # the deployments import the same modules: never two threads at once
+        return True
 
-    def prepare_failed(self, reason: str) -> bool:
-        self.failed[PREPARE], self.fatal, self.preparing = reason, True, None
-        logger.error("Stopping: preparing failed: {reason}", reason=reason)
-        self.on_fatal()
-        return False
-
-    def stop(self) -> None:
-        """End the prepare command if it still runs (the server is stopping)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+    @property
+    def preparing(self) -> str | None:
+        return None if self.preparation is None else self.preparation.latest
 
     @property
     def healthy(self) -> bool:
@@ -165,8 +136,8 @@ class Deployments:
 
 class StatusGate:
     """ASGI middleware: ``/status`` is Hayhooks' own only while every deployment is loaded, a 503 with the
-    `Deployments` state otherwise; until loading ends, the API routes answer 503 (with ``Retry-After``) instead of
-    404."""
+    `Deployments` state otherwise; until loading ends, the routes of a deployment not loaded yet answer 503 (with
+    ``Retry-After``) instead of 404, and those of a loaded one answer (the chat deployment loads first)."""
 
     def __init__(self, app: ASGIApp, deployments: Deployments) -> None:
         self.app, self.deployments = app, deployments
@@ -181,8 +152,9 @@ class StatusGate:
         elif failed := next((name for name in self.deployments.failed if path.startswith(routes_of(name))), None):
             reason = self.deployments.failed[failed]
             await send_json_body(send, 503, {"detail": f"{failed} is not available: it failed to load ({reason})"})
-        elif self.deployments.done or path == "/" or path.startswith(ALWAYS_OPEN):
-            await self.app(scope, receive, send)
+        elif (self.deployments.done or path == "/" or path.startswith(ALWAYS_OPEN)
+              or any(path.startswith(routes_of(name)) for name in tuple(self.deployments.loaded))):
+            await self.app(scope, receive, send)  # a loaded deployment answers while the next ones load
         else:
             await send_json_body(send, 503, {"detail": f"the server is starting ({self.doing()}); try again shortly"},
                                  [(b"retry-after", b"5")])

@@ -16,12 +16,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import sys
 
 from application.feedback import FEEDBACK_FILE, FeedbackLog
 from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
 from interfaces.cli import CliExtension, build_parser, cmd_ask, cmd_index, cmd_serve, stack_line
+from interfaces.launch import prepare_command
 from provisioning.phases import Phases
 
 
@@ -85,7 +85,7 @@ def cmd_prepare(args: argparse.Namespace, settings: Settings) -> None:
 def cmd_prepare_and_serve(args: argparse.Namespace, settings: Settings) -> None:
     """``serve``: the server listens at once and runs ``prepare`` before it loads its deployments (its imports and
     the embedded LLM's start meanwhile), unless ``--no-prepare``."""
-    cmd_serve(args, settings, prepare=[sys.executable, "-m", "pipelines", "prepare"] if args.prepare else ())
+    cmd_serve(args, settings, prepare=prepare_command() if args.prepare else ())
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -67,3 +67,35 @@ def test_serve_has_its_server_run_prepare_while_it_listens_and_no_prepare_serves
         main(["serve", "--no-prepare"])
     assert "--prepare-command" not in served.value.args[0]
     assert capsys.readouterr().out.startswith("answering with the ")
+
+
+def test_serve_execs_the_server_before_the_command_lines_libraries_load(tmp_path):
+    """Issue 50: `python -m pipelines serve` used to import Haystack, torch and qdrant-client (about 3 s) only to
+    exec the server, which with its `prepare` imports them again; the console script now execs it first."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    probe = ("import json, os, sys\n"
+             "def execve(path, argv, env):\n"
+             "    print(json.dumps({'argv': argv, 'loaded': [m for m in ('haystack', 'torch', 'qdrant_client', "
+             "'interfaces.cli') if m in sys.modules]}))\n"
+             "    sys.exit(0)\n"
+             "os.execve = execve\n"
+             "from interfaces.launch import main\n"
+             "main(sys.argv[1:])\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("API_PORT", "API_HOST")}
+    env["ENV_FILE"] = ""
+
+    def launched(*args: str) -> dict:
+        out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=env,
+                             timeout=120, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    quick = launched("serve", "--port", "1498")
+    assert quick["loaded"] == []
+    assert quick["argv"][1:] == ["-m", "interfaces.server_app", "--host", "127.0.0.1", "--port", "1498",
+                                 "--prepare-command", shlex.join([sys.executable, "-m", "pipelines", "prepare"])]
+    full = launched("serve", "--no-prepare")  # says which stack it serves: the full command line
+    assert "interfaces.cli" in full["loaded"] and "--prepare-command" not in full["argv"]

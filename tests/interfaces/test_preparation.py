@@ -1,0 +1,34 @@
+"""`interfaces.preparation.Preparation`: the server's prepare command as a real child process."""
+
+import sys
+
+import pytest
+
+from interfaces.preparation import Preparation
+
+
+def test_its_output_passes_through_and_a_failure_says_the_exit_code_and_the_last_line(capfd):
+    preparation = Preparation([sys.executable, "-c", ("import sys; print('step 1', flush=True); "
+                                                      "print('disk full', flush=True); sys.exit(4)")])
+    preparation.start()
+    reason = preparation.finish()
+    assert reason is not None and reason.endswith("exited with 4; its last line: disk full")
+    assert capfd.readouterr().out == "step 1\ndisk full\n"
+    assert preparation.ended.is_set() and preparation.latest is None
+
+
+def test_one_that_succeeds_gives_no_reason_and_one_that_cannot_start_says_why():
+    assert Preparation([sys.executable, "-c", "pass"]).finish() is None
+    missing = Preparation(["/nonexistent/prepare"])
+    missing.start()
+    reason = missing.finish()
+    assert reason is not None and "did not start: FileNotFoundError" in reason and missing.ended.is_set()
+
+
+def test_stop_ends_a_command_that_still_runs_and_an_empty_command_is_refused():
+    preparation = Preparation([sys.executable, "-c", "import time; time.sleep(600)"])
+    preparation.start()
+    preparation.stop()
+    assert preparation.process is not None and preparation.process.poll() is not None
+    with pytest.raises(ValueError, match="empty"):
+        Preparation([])
