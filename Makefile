@@ -79,5 +79,5 @@ bench-retrieval: models
 clean:
 	rm -rf data
 
-serve: $(STAMP)  # builds what a first answer needs (the quick stack), then serves; `make run` trains the rest
+serve: $(STAMP)  # listens at once, builds what a first answer needs (the quick stack) first; `make run` trains the rest
 	$(PY) -m pipelines serve
