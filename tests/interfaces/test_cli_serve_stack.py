@@ -86,11 +86,10 @@ def test_serve_execs_the_server_before_the_command_lines_libraries_load(tmp_path
              "from interfaces.launch import main\n"
              "main(sys.argv[1:])\n")
     env = {k: v for k, v in os.environ.items() if k not in ("API_PORT", "API_HOST")}
-    env["ENV_FILE"] = ""
 
-    def launched(*args: str) -> dict:
-        out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=env,
-                             timeout=120, check=True).stdout
+    def launched(*args: str, env_file: str = "") -> dict:
+        out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True,
+                             env=env | {"ENV_FILE": env_file}, timeout=120, check=True).stdout
         return json.loads(out.strip().splitlines()[-1])
 
     quick = launched("serve", "--port", "1498")
@@ -99,3 +98,5 @@ def test_serve_execs_the_server_before_the_command_lines_libraries_load(tmp_path
                                  "--prepare-command", shlex.join([sys.executable, "-m", "pipelines", "prepare"])]
     full = launched("serve", "--no-prepare")  # says which stack it serves: the full command line
     assert "interfaces.cli" in full["loaded"] and "--prepare-command" not in full["argv"]
+    (tmp_path / ".env").write_text("API_PORT=1497\n", encoding="utf-8")  # .env is read before the defaults
+    assert launched("serve", env_file=str(tmp_path / ".env"))["argv"][6] == "1497"
