@@ -42,6 +42,16 @@ def start(env: dict[str, str | None], log: Path, prepare: list[str] | None = Non
     return process, f"http://127.0.0.1:{port}"
 
 
+def ended(process: subprocess.Popen[bytes], log: Path) -> tuple[int, str]:
+    """The server's exit code (it must stop by itself within two minutes) and its log."""
+    try:
+        code = process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return code, log.read_text(errors="replace")
+
+
 def status(base: str) -> httpx.Response | None:
     try:
         return httpx.get(f"{base}/status", timeout=2)
@@ -56,12 +66,7 @@ def without_the_llm(data: Path, e5_model: Path, tmp_path: Path, **extra: str | N
 
 def test_a_required_deployment_that_fails_to_load_stops_the_server_with_a_non_zero_exit(data, e5_model, tmp_path):
     process, _ = start(without_the_llm(data, e5_model, tmp_path), tmp_path / "server.log")
-    try:
-        code = process.wait(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    log = (tmp_path / "server.log").read_text(errors="replace")
+    code, log = ended(process, tmp_path / "server.log")
     assert code == 3, log[-2000:]
     assert "Deployment agentic_rag failed to load" in log and "missing.gguf" in log
 
@@ -207,12 +212,7 @@ def test_the_server_listens_while_its_prepare_command_runs_and_loads_the_deploym
 def test_a_prepare_command_that_fails_stops_the_server_with_its_reason(data, e5_model, tmp_path):
     env = server_env(data, e5_model, llm_base_url="http://127.0.0.1:9/v1")
     process, _ = start(env, tmp_path / "server.log", preparing(["0%", "error: no space left on device"], code=7))
-    try:
-        code = process.wait(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    log = (tmp_path / "server.log").read_text(errors="replace")
+    code, log = ended(process, tmp_path / "server.log")
     assert code == 3, log[-2000:]
     assert "exited with 7; its last line: error: no space left on device" in log
     assert "Deployment" not in log  # nothing loaded after a failed prepare
