@@ -57,8 +57,11 @@ class Preparation:
             assert self.process.stdout is not None
             pending = b""
             while chunk := self.process.stdout.read1(65536):
-                sys.stdout.buffer.write(chunk)
-                sys.stdout.buffer.flush()
+                try:
+                    sys.stdout.buffer.write(chunk)
+                    sys.stdout.buffer.flush()
+                except (OSError, ValueError):  # this server's output is gone (a closed pipe): keep preparing
+                    pass
                 *ended, pending = (pending + chunk).replace(b"\r", b"\n").split(b"\n")
                 if lines := [line for line in ended if line.strip()]:
                     self.latest = lines[-1].decode("utf-8", "replace").strip()[:200]

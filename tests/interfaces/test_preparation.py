@@ -32,3 +32,14 @@ def test_stop_ends_a_command_that_still_runs_and_an_empty_command_is_refused():
     assert preparation.process is not None and preparation.process.poll() is not None
     with pytest.raises(ValueError, match="empty"):
         Preparation([])
+
+
+def test_a_closed_output_does_not_stop_the_preparation(monkeypatch):
+    """The server's stdout may be a pipe its reader closed: the command still runs to its end."""
+    import io
+
+    closed = io.TextIOWrapper(io.BytesIO())
+    closed.close()
+    monkeypatch.setattr(sys, "stdout", closed)
+    preparation = Preparation([sys.executable, "-c", "print('built', flush=True)"])
+    assert preparation.finish() is None
