@@ -18,6 +18,7 @@ from typing import Self
 
 import httpx
 
+from helpers.processes.stopping import stop_process
 from interfaces.launch import serve_command
 from llm_access.embedded_server import free_port
 
@@ -75,13 +76,7 @@ class ServerProcess:
         raise ServerStartError(f"server did not deploy {sorted(DEPLOYMENTS)} in {self.timeout:.0f} s:\n{self.log_tail()}")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, timeout=30)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:

@@ -1,15 +1,19 @@
 """What the server builds before its deployments load: the prepare command, as a child process started before the
 server's own imports (`interfaces.startup.Deployments` waits for it in its loading thread).
 
-This module imports only the standard library at import time, so the server can start the command first thing.
+This module imports only the standard library (and `helpers.processes`) at import time, so the server can start the
+command first thing.
 """
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+
+from helpers.processes.stopping import stop_process
 
 
 class Preparation:
@@ -29,6 +33,7 @@ class Preparation:
         if not command:
             raise ValueError("the prepare command is empty")
         self.command = list(command)
+        self.shown = shlex.join(self.command)  # as a user would type it, in the log and in a failure
         self.latest: str | None = None  # its latest output line while it runs, else None
         self.ended = threading.Event()
         self.process: subprocess.Popen[bytes] | None = None
@@ -42,11 +47,10 @@ class Preparation:
         try:
             self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         except OSError as error:
-            self.start_error = f"`{' '.join(self.command)}` did not start: {type(error).__name__}: {error}"[:300]
+            self.start_error = f"`{self.shown}` did not start: {type(error).__name__}: {error}"[:300]
         from haystack import logging  # after the start: the command's imports run beside Haystack's
 
-        logging.getLogger(__name__).info("Preparing before the deployments load: {command}",
-                                         command=" ".join(self.command))
+        logging.getLogger(__name__).info("Preparing before the deployments load: {command}", command=self.shown)
 
     def finish(self) -> str | None:
         """Pass the command's output through until it ends: None when it exited 0, else why it failed."""
@@ -66,7 +70,7 @@ class Preparation:
                 if lines := [line for line in ended if line.strip()]:
                     self.latest = lines[-1].decode("utf-8", "replace").strip()[:200]
             if code := self.process.wait():
-                return f"`{' '.join(self.command)}` exited with {code}; its last line: {self.latest}"
+                return f"`{self.shown}` exited with {code}; its last line: {self.latest}"
             return None
         finally:
             self.latest = None
@@ -74,9 +78,4 @@ class Preparation:
 
     def stop(self) -> None:
         """End the command if it still runs (the server is stopping)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        stop_process(self.process)

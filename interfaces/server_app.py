@@ -41,6 +41,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from interfaces.asgi import ASGIApp, Message, Receive, Scope, Send, send_json_body
+from interfaces.launch import add_serve_arguments
 from interfaces.preparation import Preparation
 
 if TYPE_CHECKING:
@@ -286,8 +287,7 @@ def add_offline_docs(app: FastAPI) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
+    add_serve_arguments(parser)
     parser.add_argument("--prepare-command", default="",
                         help="a command to run (to its end, output passed through) before the deployments load, while "
                              "the server already listens; `python -m pipelines serve` passes its `prepare`")

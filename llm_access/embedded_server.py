@@ -24,6 +24,8 @@ from typing import Self
 
 from haystack import logging
 
+from helpers.processes.stopping import stop_process
+
 logger = logging.getLogger(__name__)
 
 MODEL_ALIAS = "local"
@@ -153,15 +155,8 @@ class EmbeddedLLMServer:
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate the server (SIGTERM, then SIGKILL after ``timeout`` seconds)."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=timeout)
-        logger.info("Embedded LLM server stopped")
+        if stop_process(process, timeout):
+            logger.info("Embedded LLM server stopped")
 
     def __enter__(self) -> Self:
         return self.start()
