@@ -27,3 +27,23 @@ def test_retold_questions_are_a_slice_of_their_own_beside_the_real_ones():
     assert retold[1:5] == ["3", "0.333", "0.667", "+0.333"]  # n, good, pass rate, pass − good
     assert lines["short (< 30 characters)"].split(" | ")[1] == "1"  # the retellings are not counted as real questions
     assert "not run" in lines["out of corpus (evaluator folds grouped by the cited document)"]
+
+
+def test_the_calibration_error_puts_each_row_in_its_bin_and_weighs_bins_by_their_rows():
+    from benchmarks.judge_calibration import expected_calibration_error
+
+    # bin [0.2, 0.3): mean 0.25, observed 0.5, 2 of 4 rows; bin [0.9, 1.0]: mean 0.95, observed 1.0, 2 of 4 rows
+    assert abs(expected_calibration_error([0.2, 0.3 - 1e-9, 0.9, 1.0], [1, 0, 1, 1]) - (0.5 * 0.25 + 0.5 * 0.05)) < 1e-6
+    one_bin = expected_calibration_error([0.35, 0.35], [0, 1]), expected_calibration_error([0.34, 0.36], [0, 1])
+    assert abs(one_bin[0] - 0.15) < 1e-9 and abs(one_bin[1] - 0.15) < 1e-9  # within a bin only the sums count
+    assert expected_calibration_error([0.29, 0.31], [0, 1]) > 0.4  # two bins: 0.29 said of a miss, 0.31 of a hit
+
+
+def test_a_calibrated_judge_shows_a_calibration_error_that_shrinks_with_the_slice():
+    """The ECE that binning noise alone gives: the bar an observed ECE is read against on a slice of that size."""
+    from benchmarks.judge_calibration import calibrated_ece
+
+    small, large = calibrated_ece([0.3, 0.7] * 25, draws=300), calibrated_ece([0.3, 0.7] * 2500, draws=300)
+    assert small[0] > 0.05 > large[0] and small[1] > small[0] and large[1] > large[0]
+    assert calibrated_ece([0.3, 0.7] * 25, draws=300) == small  # seeded: the report does not change between runs
+    assert calibrated_ece([0.0, 1.0] * 50, draws=50) == (0.0, 0.0)  # certain labels leave nothing to chance

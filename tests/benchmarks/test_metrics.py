@@ -99,8 +99,8 @@ def test_judge_slices_put_out_of_corpus_passes_beside_the_in_corpus_ones():
     for r, flagged in zip(rows, [True, False, False, False, True, False, False], strict=True):
         r["flagged"] = flagged
     lines = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in slices_table(rows, 5).splitlines()}
-    assert lines["short (< 30 characters)"][6:] == ["0.000", "0.500", "-0.500 |"]
-    assert lines["out of corpus (evaluator folds grouped by the cited document)"][6:] == ["0.333", "0.333", "+0.333 |"]
+    assert lines["short (< 30 characters)"][7:] == ["0.000", "0.500", "-0.500 |"]
+    assert lines["out of corpus (evaluator folds grouped by the cited document)"][7:] == ["0.333", "0.333", "+0.333 |"]
 
 
 def test_the_coverage_check_flags_rows_with_the_model_of_their_fold(tmp_path, monkeypatch):
