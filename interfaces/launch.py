@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
@@ -79,10 +80,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command (default: the process's arguments); the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     from config.settings import load_env_file
+    from helpers.processes.exiting import skip_final_collection_at_exit
 
     load_env_file()  # before the defaults of --host and --port are read, as the server reads it
     if quick_serve(argv):
         return 0  # not reached: the server replaced this process
+    skip_final_collection_at_exit()  # the server waits for `prepare` to end; so does a shell
     from interfaces.cli import main as cli_main
 
-    return cli_main(argv)
+    try:
+        code = cli_main(argv)
+        sys.stdout.flush()  # a closed pipe shows here rather than in the interpreter's last flush
+    except BrokenPipeError:  # the reader stopped early (`laws | head -1`): no traceback, the shell's exit code
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more goes to the closed pipe
+        return 128 + signal.SIGPIPE
+    return code

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
+from helpers.processes.exiting import skip_final_collection_at_exit
+
 T = TypeVar("T")
 
 
@@ -43,3 +45,4 @@ def _die_with_parent(parent: int) -> None:
         ctypes.CDLL(libc).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
+    skip_final_collection_at_exit()  # the parent's pool waits for this process's exit
