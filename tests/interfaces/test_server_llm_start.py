@@ -69,8 +69,8 @@ def test_while_a_prepare_command_runs_a_missing_model_is_waited_for_until_it_end
 @pytest.mark.slow
 def test_the_model_is_started_as_soon_as_the_prepare_command_has_built_it(settings, monkeypatch, tmp_path,
                                                                          no_shared_llm):
-    """Issue 50: `prepare` assembles the GGUF first; the server's early thread starts the LLM when it appears,
-    while the rest of the prepare command (the ONNX export, the quick evaluator, the index) still runs."""
+    """Issue 50: `prepare` assembles the GGUF before the ONNX export; the server's early thread starts the LLM when
+    it appears, while the rest of the prepare command (the export, the quick evaluator, the index) still runs."""
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
     monkeypatch.delenv("LLM_BASE_URL", raising=False)
     gguf = tmp_path / "model.gguf"
