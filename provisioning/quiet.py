@@ -23,6 +23,18 @@ class _DropQuantizationAdvice(logging_std.Filter):
 
 
 @contextmanager
+def quiet_onnxruntime() -> Iterator[None]:
+    """Drop onnxruntime's quantisation advice (`_DropQuantizationAdvice`); imports nothing, so a child process that
+    only quantises stays free of torch and transformers."""
+    advice, root = _DropQuantizationAdvice(), logging_std.getLogger()
+    root.addFilter(advice)
+    try:
+        yield
+    finally:
+        root.removeFilter(advice)
+
+
+@contextmanager
 def quiet_libraries() -> Iterator[None]:
     """Silence library output that says nothing to a user of setup: the TorchScript tracer's warnings (the traced
     graph is checked against torch by `onnx_export.verify_onnx_folder`), the ONNX exporter's advanced-indexing note,
@@ -31,18 +43,15 @@ def quiet_libraries() -> Iterator[None]:
     import torch
     from transformers.utils import logging as transformers_logging
 
-    advice, root = _DropQuantizationAdvice(), logging_std.getLogger()
     bars, verbosity = transformers_logging.is_progress_bar_enabled(), transformers_logging.get_verbosity()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), quiet_onnxruntime():
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         warnings.filterwarnings("ignore", message="Exporting aten::index operator", category=UserWarning)
-        root.addFilter(advice)
         transformers_logging.disable_progress_bar()
         transformers_logging.set_verbosity_error()
         try:
             yield
         finally:
-            root.removeFilter(advice)
             transformers_logging.set_verbosity(verbosity)
             if bars:
                 transformers_logging.enable_progress_bar()

@@ -271,3 +271,25 @@ def test_an_export_without_its_sentencepiece_tokenizer_is_rebuilt(
     assert calls == ["export", "quantize", "export", "quantize"]
     assert ox.is_complete(e5_copy)
 
+
+
+def test_the_fusion_and_quantisation_children_load_neither_torch_nor_haystack(tmp_path, monkeypatch):
+    """A spawned child imports the module of the function it runs; the fusion and quantisation steps lived in this
+    module, which imports Haystack and torch (2.8 s per child on the first answer's path). What each child step
+    loads is checked by unpickling its function in a fresh interpreter, as a spawned child does."""
+    import pickle
+    import subprocess
+    import sys
+
+    steps = []
+    monkeypatch.setattr(ox, "in_child", lambda function, *args: steps.append(function) or {})
+    (tmp_path / "fused.onnx").write_bytes(b"")  # removed after the steps
+    ox._quantize(tmp_path, tmp_path / "model.onnx", tmp_path / "int8.onnx", {}, isolate=True)
+    assert len(steps) == 2
+    probe = ("import pickle, sys\n"
+             "pickle.loads(bytes.fromhex(sys.argv[1]))\n"
+             "print(sorted(m for m in ('torch', 'haystack', 'transformers') if m in sys.modules))\n")
+    for step in steps:
+        loaded = subprocess.run([sys.executable, "-c", probe, pickle.dumps(step).hex()], capture_output=True,
+                                text=True, timeout=60, check=True).stdout.strip()
+        assert loaded == "[]", (step.__name__, loaded)
