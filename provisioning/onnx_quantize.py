@@ -1,8 +1,9 @@
 """The fusion and int8 quantisation steps of the ONNX export (`provisioning.onnx_export`), in a module of their own.
 
 Each step runs in a spawned child process, which imports the module that holds its function. `onnx_export` imports
-Haystack and, through it, torch (2.8 s); these steps need only onnxruntime and onnx (0.7–1.4 s), so their children
-start about 2 s sooner each, on the critical path of the first answer (`make run` and `make serve` alike).
+Haystack and, through it, torch, and the fusion read the model's shape with transformers' `AutoConfig`; these steps
+need only onnxruntime and onnx. On the first answer's path (`make run` and `make serve` alike), a cold export took
+35.0 s instead of 45.8 s (fusion child 14.0 → 8.0 s, quantisation child 10.1 → 8.0 s; 2 cores).
 
 Usage::
 
