@@ -27,9 +27,10 @@ from haystack import logging
 
 from components.evaluators.coverage_check import COVERAGE_FILE, CoverageCheck
 from components.evaluators.llm_quality_judge import LLMQualityJudge
-from components.evaluators.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator
+from components.evaluators.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator, load_calibration
 from config.settings import Settings
 from document_store.statute_store import StatuteStore
+from helpers.records.trained_files import RETRAIN
 from pipelines.embedders import embedding_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -43,12 +44,13 @@ def evaluator_available(settings: Settings) -> bool:
 
 def evaluator_scope(settings: Settings) -> str | None:
     """Which evaluator is installed: ``full`` (trained through the whole corpus with the configured embedder; also
-    one trained before scopes were recorded), ``quick`` (the first answer's, `provisioning.quick_start`), or None."""
+    one trained before scopes were recorded), ``quick`` (the first answer's, `provisioning.quick_start`), or None:
+    none, or one this code refuses (`load_calibration`: trained on other inputs), which set-up then replaces."""
     try:
-        trained = json.loads((Path(settings.evaluator_model) / CALIBRATION_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        trained = load_calibration(settings.evaluator_model)
+    except ValueError:
         return None
-    return str(trained.get("scope", "full")) if isinstance(trained, dict) else None
+    return str(trained.get("scope", "full"))
 
 
 def describe_judge(settings: Settings) -> str:
@@ -61,7 +63,10 @@ def describe_judge(settings: Settings) -> str:
     if kind == "llm":
         return ("the LLM rubric (no trained evaluator)" if settings.judge == "auto" else "the LLM rubric") + coverage
     note = " + the LLM's note on failure" if kind == "both" else ""
-    return f"the {evaluator_scope(settings)} relevance evaluator at {settings.evaluator_model}{note}{coverage}"
+    scope = evaluator_scope(settings)
+    if scope is None:  # there, but trained on other inputs: warming it up says how to retrain
+        return f"the relevance evaluator at {settings.evaluator_model}, which must be retrained ({RETRAIN})"
+    return f"the {scope} relevance evaluator at {settings.evaluator_model}{note}{coverage}"
 
 
 def resolve_judge(settings: Settings, require_model: bool = True) -> str:

@@ -4,7 +4,8 @@
    for a gold article. Features: `components.evaluators.relevance_evaluator.FEATURES`, standardised.
 2. **Evidence model**: the passage model is refitted ``folds`` times leaving a group of questions out; the
    left-out questions' passage scores (never scored by a model that saw them) give, per question, the features of
-   its judged top ``judged`` (5), and a logistic fit on them says P(a gold article is among the judged passages).
+   its judged top ``judged`` (5) (`evidence_features`: the best, best-two mean and mean logit, each through the
+   sigmoid), and a logistic fit on them says P(a gold article is among the judged passages).
    That fit is the calibration: its probabilities are out of sample by construction.
 3. **Threshold**: the probability that classifies those out-of-fold questions best.
 4. **``oof_auc``**: how well the best out-of-fold passage score of the judged passages separates evidence with a
@@ -31,6 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from components.evaluators.relevance_evaluator import (
+    EVIDENCE_INPUTS,
     FEATURES,
     evidence_features,
     linear,
@@ -54,6 +56,7 @@ class Recipe:
     folds: int = 5  # out-of-fold passage scores for the evidence model
     regularisation: float = 10.0  # logistic C of the passage model (1.0 for the 3-input evidence model)
     seed: int = 0
+    evidence_inputs: str = EVIDENCE_INPUTS  # the evidence model's inputs (a new set retrains: the digest keys the cache)
 
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
@@ -126,7 +129,7 @@ def train_evaluator(pairs: list[Pair], candidates: list[list[Document]], recipe:
             evidence_y.append(int(any(y[j] for j in judged)))
     evidence = fit_logistic(evidence_x, evidence_y, 1.0)
     probabilities = [sigmoid(linear(evidence, row)) for row in evidence_x]
-    return {"features": list(FEATURES), "passage": passage, "evidence": evidence,
+    return {"features": list(FEATURES), "evidence_inputs": EVIDENCE_INPUTS, "passage": passage, "evidence": evidence,
             "threshold": best_threshold(probabilities, evidence_y), "recipe": asdict(recipe),
             "questions": len(pairs), "passages": len(x), "good_evidence_share": sum(evidence_y) / len(evidence_y),
             "oof_auc": roc_auc([row[0] for row in evidence_x], evidence_y)}

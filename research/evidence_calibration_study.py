@@ -1,11 +1,12 @@
-"""Does the evidence model calibrate per question length when it knows the length? (issue 48: pass rate within
-0.05 of the share of good evidence and ECE <= 0.05 on the short and on the long questions alike)
+"""Which inputs calibrate the evidence model on the short and on the long questions alike? (issue 48: pass rate
+within 0.05 of the share of good evidence and ECE <= 0.05 on each slice)
 
 Reads the out-of-fold rows `benchmarks/judge_calibration.py` writes (each question's top-20 passage logits from the
-fold models that never saw it) and, per outer fold, refits only the evidence model (the shipped recipe: logistic, C=1,
-on the best, best-two and mean logits of the judged 5; threshold of the best accuracy on its training rows) on the
-other folds' in-corpus rows, with and without the question's length among its inputs, then scores the fold's rows:
-short and long in-corpus questions, the local LLM's retellings (stress only) and the out-of-corpus questions.
+fold models that never saw it) and, per outer fold, refits only the evidence model (logistic, C=1, on the judged 5;
+threshold of the best accuracy on its training rows) on the other folds' in-corpus rows, then scores the fold's rows:
+short and long in-corpus questions, the local LLM's retellings (stress only) and the out-of-corpus questions. The
+inputs tried: the best, best-two mean and mean logits (the recipe before 2026-12-07), with the question's length, with
+the squared best logit, and the shipped one, each of the three through the sigmoid.
 
     .venv/bin/python research/evidence_calibration_study.py [--rows benchmarks/cache/evaluator_oof_base_5.jsonl]
 """
@@ -34,12 +35,21 @@ from provisioning.evaluator_training import best_threshold, fit_logistic
 
 JUDGED = 5
 Inputs = Callable[[dict], list[float]]
+
+
+def logits(row: dict) -> list[float]:
+    """The recipe before 2026-12-07: the best, best-two mean and mean passage logits of the judged 5."""
+    ranked = sorted(row["logits"][:JUDGED], reverse=True)
+    return [ranked[0], sum(ranked[:2]) / 2, sum(ranked) / len(ranked)]
+
+
 RECIPES: dict[str, Inputs] = {
-    "shipped: best, best two, mean": lambda r: evidence_features(r["logits"][:JUDGED]),
-    "+ log length": lambda r: [*evidence_features(r["logits"][:JUDGED]), math.log(r["chars"])],
-    "+ long (>= 30 characters)": lambda r: [*evidence_features(r["logits"][:JUDGED]), float(r["chars"] >= LONG_QUESTION)],
-    "+ log length, × best": lambda r: [*(f := evidence_features(r["logits"][:JUDGED])), math.log(r["chars"]),
-                                       math.log(r["chars"]) * f[0]],
+    "logits: best, best two, mean (before)": logits,
+    "+ log length": lambda r: [*logits(r), math.log(r["chars"])],
+    "+ long (>= 30 characters)": lambda r: [*logits(r), float(r["chars"] >= LONG_QUESTION)],
+    "+ log length, × best": lambda r: [*(f := logits(r)), math.log(r["chars"]), math.log(r["chars"]) * f[0]],
+    "+ best² (not monotone)": lambda r: [*(f := logits(r)), f[0] ** 2],
+    "shipped: the sigmoid of each": lambda r: evidence_features(r["logits"][:JUDGED]),
 }
 
 
@@ -96,7 +106,7 @@ def main() -> None:
     parser.add_argument("--out", default="research/reports/evidence_calibration_study.md")
     args = parser.parse_args()
     rows = [json.loads(line) for line in Path(args.rows).read_text(encoding="utf-8").splitlines()]
-    text = (f"# Evidence calibration per question length (issue 48)\n\nCommand: `.venv/bin/python "
+    text = (f"# Evidence calibration: the evidence model's inputs (issue 48)\n\nCommand: `.venv/bin/python "
             f"research/evidence_calibration_study.py --rows {args.rows}`\n\n{table(rows)}\n")
     Path(args.out).write_text(text, encoding="utf-8")
     print(text)

@@ -42,6 +42,7 @@ from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
 CALIBRATION_FILE = "evaluator.json"
 FEATURES = ("dense_cosine", "word_share", "found_bm25", "found_dense", "log_position", "log_bm25_rank",
             "log_dense_rank")
+EVIDENCE_INPUTS = "sigmoid of the best, best-two mean and mean passage logits"  # evaluator.json's contract
 MISSING_RANK = 200  # a path that did not return the passage (paths return their top 100)
 MISSING_COSINE = 0.7  # the dense path did not return it: below the cosines e5 gives its top 100
 
@@ -65,9 +66,11 @@ def passage_features(words: set[str], doc: Document, position: int) -> list[floa
 
 
 def evidence_features(passage_logits: list[float]) -> list[float]:
-    """Evidence-level inputs: the best passage score, the mean of the best two and the mean of all judged."""
+    """Evidence-level inputs (`EVIDENCE_INPUTS`): the best passage logit, the mean of the best two and the mean of
+    all judged, each through the sigmoid. On the logit scale a logistic fit over-trusted the middle and under-trusted
+    the top (`research/reports/evidence_calibration_study.md`); the sigmoid keeps each input monotone."""
     ranked = sorted(passage_logits, reverse=True)
-    return [ranked[0], sum(ranked[:2]) / len(ranked[:2]), sum(ranked) / len(ranked)]
+    return [sigmoid(v) for v in (ranked[0], sum(ranked[:2]) / len(ranked[:2]), sum(ranked) / len(ranked))]
 
 
 def linear(model: dict[str, Any], x: list[float]) -> float:
@@ -87,7 +90,7 @@ def load_calibration(model: str | Path) -> dict[str, Any]:
     for name in ("passage", "evidence", "threshold"):
         if name not in data:
             raise ValueError(f"{path} lacks '{name}'; {RETRAIN}")
-    if list(data.get("features", [])) != list(FEATURES):
+    if list(data.get("features", [])) != list(FEATURES) or data.get("evidence_inputs") != EVIDENCE_INPUTS:
         raise ValueError(f"{path} was trained on other features; {RETRAIN}")
     return data
 

@@ -9,22 +9,24 @@ from config.settings import ADAPTED_EMBEDDER, EVALUATOR, Settings
 from interfaces.cli import build_parser, stack_line
 
 
-def install_evaluator(models: Path, scope: str) -> None:
+def install_evaluator(models: Path, scope: str, trained: Path) -> None:
+    """``trained``'s evaluator.json, recorded as of ``scope``."""
+    data = json.loads((trained / "evaluator.json").read_text(encoding="utf-8"))
     (models / EVALUATOR).mkdir(parents=True, exist_ok=True)
-    (models / EVALUATOR / "evaluator.json").write_text(json.dumps({"scope": scope}), encoding="utf-8")
+    (models / EVALUATOR / "evaluator.json").write_text(json.dumps({**data, "scope": scope}), encoding="utf-8")
 
 
-def test_serve_names_the_quick_stack_and_how_to_build_the_full_one(tmp_path, monkeypatch):
+def test_serve_names_the_quick_stack_and_how_to_build_the_full_one(tmp_path, monkeypatch, tiny_evaluator):
     monkeypatch.setenv("MODELS_DIR", str(tmp_path / "models"))
     for name in ("EMBEDDING_MODEL", "EVALUATOR_MODEL", "JUDGE", "TRAINED_MODELS"):
         monkeypatch.delenv(name, raising=False)
-    install_evaluator(tmp_path / "models", "quick")
+    install_evaluator(tmp_path / "models", "quick", tiny_evaluator)
     line = stack_line(Settings.from_env())
     assert line.startswith("answering with the quick stack: embedder multilingual-e5-small; judge: the quick")
     assert "`make run` or `python -m pipelines setup`, then restart the server" in line
 
     (tmp_path / "models" / ADAPTED_EMBEDDER).mkdir()  # what `setup` installs: a restart picks it up
-    install_evaluator(tmp_path / "models", "full")
+    install_evaluator(tmp_path / "models", "full", tiny_evaluator)
     line = stack_line(Settings.from_env())
     assert line.startswith(f"answering with the full stack: embedder {ADAPTED_EMBEDDER}; judge: the full")
     assert "make run" not in line and "\n" not in line

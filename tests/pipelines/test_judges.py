@@ -82,6 +82,25 @@ def test_an_evaluator_trained_on_other_vectors_is_flagged(tiny_evaluator, tmp_pa
     assert not warn_if_other_vectors(settings)
 
 
+def test_an_evaluator_trained_on_other_inputs_is_not_counted_as_installed(tiny_evaluator, tmp_path):
+    """Set-up installs the quick evaluator where no full one is; one trained before the evidence inputs changed
+    must count as none, or the first answer after an upgrade would stop at its load error."""
+    import json
+
+    from pipelines.judges import describe_judge, evaluator_scope
+
+    trained = json.loads((tiny_evaluator / "evaluator.json").read_text(encoding="utf-8"))
+    settings = with_judge("evaluator", str(tmp_path))
+    (tmp_path / "evaluator.json").write_text(json.dumps({**trained, "scope": "full"}), encoding="utf-8")
+    assert evaluator_scope(settings) == "full"
+    older = {k: v for k, v in trained.items() if k != "evidence_inputs"}
+    (tmp_path / "evaluator.json").write_text(json.dumps({**older, "scope": "full"}), encoding="utf-8")
+    assert evaluator_scope(settings) is None
+    assert "must be retrained (retrain with `python -m pipelines train`)" in describe_judge(settings)
+    with pytest.raises(ValueError, match="trained on other features; retrain"):
+        make_judge(settings).warm_up()
+
+
 def test_the_coverage_check_is_used_while_on_and_trained_and_said_in_the_judges_description(
         tmp_path, tiny_evaluator, tiny_coverage, offline, pipl_store):
     from pipelines.judges import describe_judge, make_coverage_check

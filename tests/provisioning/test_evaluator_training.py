@@ -9,9 +9,11 @@ from haystack import Document
 
 from components.evaluators.relevance_evaluator import (
     CALIBRATION_FILE,
+    EVIDENCE_INPUTS,
     FEATURES,
     MISSING_COSINE,
     RelevanceEvaluator,
+    evidence_features,
     linear,
     passage_features,
 )
@@ -93,6 +95,7 @@ def test_passage_features_read_the_retrieval_trace_and_the_text():
 def test_the_tiny_model_ranks_the_matching_article_first_and_is_calibrated_out_of_fold(tiny_evaluator):
     trained = json.loads((tiny_evaluator / CALIBRATION_FILE).read_text(encoding="utf-8"))
     assert trained["features"] == list(FEATURES) and 0.0 < trained["threshold"] < 1.0
+    assert trained["evidence_inputs"] == EVIDENCE_INPUTS and trained["recipe"]["evidence_inputs"] == EVIDENCE_INPUTS
     assert 0.0 < trained["good_evidence_share"] < 1.0  # the calibration saw good and bad evidence
     evaluator = RelevanceEvaluator(model=str(tiny_evaluator))
     evaluator.warm_up()
@@ -119,3 +122,14 @@ def test_a_question_and_its_retelling_share_a_fold_and_the_folds_are_balanced():
         assert fold_of[j] == fold_of[int(pairs[j].qid)]
     assert sorted(list(fold_of.values())[:20] + [fold_of[30], fold_of[31]]).count(0) in (4, 5)
     assert question_folds(pairs, folds=5, seed=0) == fold_of  # fixed by the seed
+
+
+def test_the_evidence_inputs_are_probabilities_that_rise_with_every_passage_score():
+    """The evidence model reads the sigmoid of the best, best-two mean and mean logits: bounded, and no input can
+    fall as a passage scores higher (a squared logit, which calibrated as well, fell again below about -1.4)."""
+    base = [-3.0, -2.0, -1.0, -0.5, 0.5]
+    inputs = evidence_features(base)
+    assert inputs == pytest.approx([1 / (1 + math.exp(-v)) for v in (0.5, 0.0, -1.2)])
+    for i in range(len(base)):
+        raised = evidence_features([v + 1.0 if j == i else v for j, v in enumerate(base)])
+        assert all(0.0 < r < 1.0 and r >= b for r, b in zip(raised, inputs, strict=True))

@@ -1,5 +1,7 @@
 """RelevanceEvaluator: init validation, serialisation round trip, clear errors, and JUDGE=both's note writer."""
 
+import json
+
 import pytest
 from haystack import Document
 from haystack.components.generators.chat import OpenAIChatGenerator
@@ -7,7 +9,7 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.utils import Secret
 
 from components.evaluators.llm_quality_judge import LLMQualityJudge
-from components.evaluators.relevance_evaluator import RelevanceEvaluator, load_calibration
+from components.evaluators.relevance_evaluator import FEATURES, RelevanceEvaluator, load_calibration
 from harness.llm_script import JUDGE, judge
 from harness.openai_server import ScriptedOpenAIServer
 
@@ -42,6 +44,11 @@ def test_a_folder_that_is_not_an_evaluator_is_a_clear_error(tmp_path):
     with pytest.raises(RuntimeError, match="not warmed up"):
         RelevanceEvaluator(model=str(tmp_path)).passage_logits("问", [Document(content="x")])
     (tmp_path / "evaluator.json").write_text('{"passage": {}, "evidence": {}, "threshold": 0.5, "features": ["x"]}')
+    with pytest.raises(ValueError, match="trained on other features; retrain"):
+        load_calibration(tmp_path)
+    # an evaluator trained before the evidence inputs changed (no "evidence_inputs") is refused, not misread
+    (tmp_path / "evaluator.json").write_text(json.dumps({"passage": {}, "evidence": {}, "threshold": 0.5,
+                                                         "features": list(FEATURES)}))
     with pytest.raises(ValueError, match="trained on other features; retrain"):
         load_calibration(tmp_path)
     (tmp_path / "evaluator.json").write_text("{not json")
