@@ -272,7 +272,6 @@ def test_an_export_without_its_sentencepiece_tokenizer_is_rebuilt(
     assert ox.is_complete(e5_copy)
 
 
-
 def test_the_fusion_and_quantisation_children_load_neither_torch_nor_haystack(tmp_path, monkeypatch):
     """A spawned child imports the module of the function it runs; the fusion and quantisation steps lived in this
     module, which imports Haystack and torch (2.8 s per child on the first answer's path). What each child step

@@ -77,11 +77,13 @@ def test_the_preload_beside_the_preparation_runs_at_the_lowest_priority():
     import sys
     import threading
 
+    from helpers.processes.priority import LOWEST
+
     seen: list[int] = []
     deployments = Deployments(Path("serving"), frozenset(ALL_DEPLOYMENTS), on_fatal=lambda: None,
                               preparation=Preparation([sys.executable, "-c", "pass"]),
                               preload=lambda: seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
     own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     assert deployments.preparation is not None and deployments.prepare(deployments.preparation) is True
-    assert seen == ([19] if sys.platform.startswith("linux") else [own])  # per-thread nice values are Linux's
+    assert seen == ([LOWEST] if sys.platform.startswith("linux") else [own])  # per-thread nice values are Linux's
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own  # the loading thread keeps its own
