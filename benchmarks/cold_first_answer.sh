@@ -9,6 +9,9 @@
 # REUSE_VENV=/path/.venv: the packages come from that installed venv (linked into the clone) and the command is what
 # the make target runs after its install step (`python -m pipelines serve|demo`): the project's own part, from empty
 # model caches, without the pip and compile variance (tens of seconds between two cold installs).
+#
+# Every line of the command's output is stamped with the seconds since the start (make.log), so the phases of `run`
+# can be set beside those of `serve` (`run` is stopped before it prints its phase summary); Python writes unbuffered.
 set -u
 what=${1:?serve or run}; repo=${2:-$(git rev-parse --show-toplevel)}; work=${3:-/tmp/cold_first_answer}
 port=18501
@@ -24,10 +27,13 @@ echo "commit $(git rev-parse --short HEAD); make $what; started $(date -u +%T)"
 if [ -n "${REUSE_VENV:-}" ]; then
   ln -s "$REUSE_VENV" .venv
   export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false HAYSTACK_TELEMETRY_ENABLED=False
-  setsid .venv/bin/python -m pipelines "$([ "$what" = run ] && echo demo || echo serve)" > "$work/make.log" 2>&1 &
+  command=".venv/bin/python -m pipelines $([ "$what" = run ] && echo demo || echo serve)"
 else
-  setsid make "$what" > "$work/make.log" 2>&1 &
+  command="make $what"
 fi
+export T0=$start PYTHONUNBUFFERED=1
+stamp='perl -MTime::HiRes=time -ne '"'"'BEGIN { $| = 1 } printf "%7.2f %s", time - $ENV{T0}, $_'"'"
+setsid bash -c "$command 2>&1 | $stamp" > "$work/make.log" &
 group=$!
 for _ in $(seq 1 3600); do
   sleep 0.5
@@ -42,5 +48,7 @@ if [ "$what" = serve ]; then
   python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['result']; print(r['situation'], r['trace']['total_seconds'], 's', [c['key'] for c in r['citations']])" "$work/answer.json"
 fi
 echo "first answer after $(since) s"
-grep -a "^\[setup\]\|^  [a-z].* s$" "$work/make.log"
+# the timeline: set-up steps, the phases (serve prints their seconds; run is stopped before), the deployments, the answer
+grep -a "^ *[0-9.]* \(\[setup\]\|  [a-z].* s$\|[a-zA-Z0-9 ]* ready: \|A quick relevance\|[0-9]* documents in\|问题：\|.*Starting embedded\|.*Every deployment\)" \
+  "$work/make.log" | cut -c1-140
 kill -- -$group 2>/dev/null
