@@ -7,6 +7,7 @@ command first thing.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -45,7 +46,9 @@ class Preparation:
             return
         self.latest = "starting"
         try:
-            self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            # unbuffered: a Python command's lines reach the log and `/status` as written, not a block at a time
+            self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
         except OSError as error:
             self.start_error = f"`{self.shown}` did not start: {type(error).__name__}: {error}"[:300]
         from haystack import logging  # after the start: the command's imports run beside Haystack's

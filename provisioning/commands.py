@@ -30,7 +30,7 @@ def cmd_setup(args: argparse.Namespace, settings: Settings) -> None:
 
     phases = Phases()
     for line in provision(settings, llm=not args.no_llm, train=not args.no_train, phases=phases):
-        print(line, flush=True)  # each as it comes (`provision` yields them)
+        print(line)
     print("\n".join(phases.summary()))
 
 

@@ -52,7 +52,7 @@ def quick_stack(settings: Settings, parser: argparse.ArgumentParser, index: Comm
     from provisioning.provision import provision
 
     for line in provision(settings, train=False, phases=phases):
-        print(line, flush=True)  # each as it comes: a server shows the latest in `/status`
+        print(line)
     used = first_judge(settings, phases)
     current = dataclasses.replace(settings, embedding_model=Settings.from_env().embedding_model)
     with phases.phase("index the default laws"):

@@ -43,3 +43,22 @@ def test_a_closed_output_does_not_stop_the_preparation(monkeypatch):
     monkeypatch.setattr(sys, "stdout", closed)
     preparation = Preparation([sys.executable, "-c", "print('built', flush=True)"])
     assert preparation.finish() is None
+
+
+def test_a_line_printed_without_flush_is_its_latest_while_it_still_runs(monkeypatch):
+    """`/status` shows the latest line while `prepare` runs; a Python child writing into a pipe used to hold its
+    lines in a buffer until it ended (a cold `serve` said "starting" through the whole ONNX export)."""
+    import threading
+    import time
+
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # as a server started from a plain shell has it
+    preparation = Preparation([sys.executable, "-c", "import time; print('exporting'); time.sleep(30)"])
+    preparation.start()
+    threading.Thread(target=preparation.finish, daemon=True).start()
+    try:
+        deadline = time.monotonic() + 20
+        while preparation.latest != "exporting" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert preparation.latest == "exporting"
+    finally:
+        preparation.stop()
