@@ -15,21 +15,25 @@ Usage::
 import logging as stdlib_logging
 import math
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import Any
 
 from haystack import Document, component, logging
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage
 
 from helpers.checks.prompt_guard import quote_data
-from helpers.statutes.labels import citation_label
+from helpers.statutes.passages import passage
 from llm_access.call_policy import LLMComponent
 
 logger = logging.getLogger(__name__)
 
 SYSTEM = "你是法律检索的相关性评估员。判断给出的法条能否帮助回答用户的问题，只回答“是”或“否”。"
-USER = "问题：{query}\n\n法条：{citation}\n{text}\n\n这条法条能帮助回答上面的问题吗？只回答“是”或“否”。"
+# The question comes first and the passage last: every call for one question shares the system prompt and the
+# question, which llama.cpp keeps in its KV cache (only the passage and the short suffix are evaluated per call).
+USER = "问题：{query}\n\n法条：{passage}\n\n这条法条能帮助回答上面的问题吗？只回答“是”或“否”。"
 GENERATION_KWARGS = {"max_tokens": 1, "temperature": 0, "logprobs": True, "top_logprobs": 10}
 # The generator warns on every reply cut at max_tokens; here one token is the point, so that warning is dropped,
 # but only for the calls this ranker makes from the current thread.
@@ -71,7 +75,8 @@ class LLMRelevanceRanker(LLMComponent):
     :param chat_generator: the LLM; ``None`` = the project's LLM factory (`llm_access.factory`) at warm-up. Every
         call goes through the project's one LLM call policy (`llm_access.call_policy`): cooldown, revive, guards.
     :param top_n: how many of the incoming documents are scored (one LLM call each).
-    :param max_chars: characters of each passage shown to the LLM.
+    :param max_chars: characters of each passage shown to the LLM (after its label; its first sentences,
+        `helpers.statutes.passages`).
     :param max_workers: concurrent LLM calls (a local llama.cpp server serves them one by one anyway).
     :param top_k: documents returned (``None``: all).
     :param role: which of the factory's LLMs scores (``main``, or ``light``: `LLM_LIGHT_MODEL`).
@@ -103,8 +108,8 @@ class LLMRelevanceRanker(LLMComponent):
     def _score(self, query: str, doc: Document) -> float:
         messages = [
             ChatMessage.from_system(SYSTEM),
-            ChatMessage.from_user(USER.format(query=query, citation=citation_label(doc),
-                                              text=quote_data((doc.content or "")[: self.max_chars]))),
+            ChatMessage.from_user(USER.format(query=quote_data(query),
+                                              passage=quote_data(passage(doc, self.max_chars)))),
         ]
         _scoring.active = True
         try:
@@ -116,16 +121,22 @@ class LLMRelevanceRanker(LLMComponent):
             return -1.0
         return yes_probability(call.reply)
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], rerank=dict)
     def run(self, query: str, documents: list[Document], top_n: int | None = None,
-            top_k: int | None = None) -> dict[str, list[Document]]:
-        """Score the head of ``documents``; ties and failed calls keep the incoming order; ``top_k`` returned."""
-        if self.chat_generator is None:
+            top_k: int | None = None) -> dict[str, Any]:
+        """Score the head of ``documents``; ties and failed calls keep the incoming order; ``top_k`` returned.
+
+        :returns: ``documents`` (each scored one carries ``meta["llm_relevance"]``) and ``rerank``: candidates
+            scored, LLM calls and seconds.
+        """
+        if self.chat_generator is None and documents:
             self.warm_up()
+        started = time.perf_counter()
         head, tail = documents[: top_n or self.top_n], documents[top_n or self.top_n :]
         with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
             scores = list(pool.map(lambda d: self._score(query, d), head))
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
         ranked = [replace(head[i], meta={**head[i].meta, "llm_relevance": scores[i]}) for i in order] + tail
         top_k = top_k or self.top_k
-        return {"documents": ranked[:top_k] if top_k else ranked}
+        rerank = {"scored": len(head), "llm_calls": len(head), "seconds": round(time.perf_counter() - started, 3)}
+        return {"documents": ranked[:top_k] if top_k else ranked, "rerank": rerank}
