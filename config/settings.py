@@ -144,7 +144,7 @@ class Settings:
     embedding_dim: int = setting("EMBEDDING_DIM", 384)
     query_prefix: str = setting("EMBEDDING_QUERY_PREFIX", "query: ", verbatim=True)
     passage_prefix: str = setting("EMBEDDING_PASSAGE_PREFIX", "passage: ", verbatim=True)
-    reranker: str = setting("RERANKER", "none")
+    reranker: str = setting("RERANKER", "auto")
     reranker_model: str = setting("RERANKER_MODEL", "BAAI/bge-reranker-v2-m3")
     rerank_top_n: int = setting("RERANK_TOP_N", 20)
     rerank_pool: int = setting("RERANK_POOL", 50, _non_negative)

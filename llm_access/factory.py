@@ -39,6 +39,12 @@ class LLMEndpoint:
     api_key_env: str
 
 
+def uses_api_model(settings: Settings) -> bool:
+    """Whether the LLM is an API model (DeepSeek or an ``LLM_BASE_URL`` server) rather than the embedded 1.5B one,
+    decided without starting anything: the defaults that depend on the model's strength and speed read this."""
+    return bool(os.environ.get("DEEPSEEK_API_KEY", "").strip() or settings.llm_base_url)
+
+
 def resolve_endpoint(settings: Settings | None = None, *, logprobs: bool = False) -> LLMEndpoint:
     """Apply the resolution order above; starts the embedded server when it is the one chosen (``logprobs``: one
     that returns them; DeepSeek and other servers return them anyway)."""

@@ -32,9 +32,14 @@ from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, ROUND_RANKER
 from helpers.records.rounds import Round
 from pipelines.judges import make_coverage_check, make_judge
 from pipelines.prompts import ANSWER_TEMPLATE
-from pipelines.retrieval import add_retrieval, evidence_output, has_reranker, make_reranker, make_round_ranker
-
-CACHE_SIZE = 256
+from pipelines.retrieval import (
+    add_retrieval,
+    evidence_output,
+    has_reranker,
+    make_reranker,
+    make_round_ranker,
+    reports_rerank,
+)
 
 
 def loop_routes(max_rounds: int) -> list[dict[str, Any]]:
@@ -125,6 +130,8 @@ def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top
     link(pipeline, "rewriter", ["tracker", *([ROUND_RANKER] if round_ranker else [])], "plan")
     if round_ranker is not None:
         link(pipeline, ROUND_RANKER, ["tracker"], "rerank")
+    elif reports_rerank(reranker):  # the LLM reranker's calls and seconds in each round's trace
+        link(pipeline, RERANKER, ["tracker"], "rerank")
     if coverage is not None:
         pipeline.connect("judge.evaluation", "coverage.evaluation")
         pipeline.connect("rewriter.query", "coverage.query")

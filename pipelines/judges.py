@@ -20,7 +20,6 @@ Usage::
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from haystack import logging
@@ -31,6 +30,7 @@ from components.evaluators.relevance_evaluator import CALIBRATION_FILE, Relevanc
 from config.settings import Settings
 from document_store.statute_store import StatuteStore
 from helpers.records.trained_files import RETRAIN
+from llm_access.factory import uses_api_model
 from pipelines.embedders import embedding_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -79,8 +79,7 @@ def resolve_judge(settings: Settings, require_model: bool = True) -> str:
             logger.info("No trained relevance evaluator at {path}; the LLM judges the evidence",
                         path=settings.evaluator_model)
             return "llm"
-        api_model = bool(os.environ.get("DEEPSEEK_API_KEY", "").strip() or settings.llm_base_url)
-        return "both" if api_model else "evaluator"
+        return "both" if uses_api_model(settings) else "evaluator"
     if settings.judge != "llm" and require_model and not evaluator_available(settings):
         why = "TRAINED_MODELS=off" if not settings.trained_models else f"no trained evaluator at {settings.evaluator_model}"
         raise ValueError(f"JUDGE={settings.judge} needs the trained relevance evaluator ({why}); run "

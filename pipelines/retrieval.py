@@ -19,6 +19,7 @@ from haystack import Document, Pipeline
 
 from components.joiners.rrf_joiner import RRFJoiner
 from components.rankers.evaluator_ranker import EvaluatorRanker
+from components.rankers.llm_listwise_ranker import LLMListwiseRanker
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from components.rankers.round_ranker import RoundRanker
 from components.retrievers.citation_lookup import CitationLookup
@@ -27,26 +28,43 @@ from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
 from document_store.statute_store import StatuteStore
 from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, ROUND_RANKER, RetrievalPath
+from llm_access.factory import uses_api_model
 from pipelines.embedders import text_embedder
 
 MODES = ("bm25", "dense", "hybrid")
-RERANKERS = ("none", "llm", "cross-encoder", "evaluator")
+RERANKERS = ("auto", "none", "llm", "llm-listwise", "cross-encoder", "evaluator")
 ROUND_RERANKERS = ("none", "llm")
 ROUND_PASSAGE_CHARS = 160  # what research/round2_rerank_study.py measured; most articles are shorter
 CANDIDATES_PER_PATH = 100  # research/fusion_study.py: depth 100 keeps R@10 and raises R@100 (0.804 → 0.817)
 # An exact citation (“民法典第1032条”) is what the user asked for: it outranks anything a search path finds.
 PATH_WEIGHTS = {"citation": 100.0}
+LISTWISE_PASSAGE_CHARS = 80  # label + first sentences (benchmarks/reports/pair_reading.md)
+API_RERANK_WORKERS = 8  # an API model scores the candidates concurrently
+
+
+def resolve_reranker(settings: Settings) -> str:
+    """The reranker ``RERANKER`` names, ``auto`` resolved: with an API model (DeepSeek, ``LLM_BASE_URL``) the
+    pointwise LLM reranker, its calls concurrent; with the embedded 1.5B LLM none, because neither of its pair
+    readers beat the fused order on real questions (`benchmarks/reports/pair_reading.md`: the pointwise one lost
+    0.10 MRR@10 at 33 s a question, the listwise one 0.10 at 15 s)."""
+    if settings.reranker not in RERANKERS:
+        raise ValueError(f"RERANKER must be one of {RERANKERS}, got {settings.reranker!r}")
+    if settings.reranker == "auto":
+        return "llm" if uses_api_model(settings) else "none"
+    return settings.reranker
 
 
 def make_reranker(settings: Settings, top_k: int = 10) -> Any:
     """The configured reranker component, keeping ``top_k`` of the pool it reorders, or None for ``RERANKER=none``."""
-    if settings.reranker not in RERANKERS:
-        raise ValueError(f"RERANKER must be one of {RERANKERS}, got {settings.reranker!r}")
-    if settings.reranker == "llm":
-        return LLMRelevanceRanker(top_n=settings.rerank_top_n, top_k=top_k)
-    if settings.reranker == "evaluator":
+    reranker = resolve_reranker(settings)
+    if reranker == "llm":
+        workers = API_RERANK_WORKERS if uses_api_model(settings) else 1  # the embedded server answers one by one
+        return LLMRelevanceRanker(top_n=settings.rerank_top_n, top_k=top_k, max_workers=workers)
+    if reranker == "llm-listwise":
+        return LLMListwiseRanker(top_n=settings.rerank_top_n, max_chars=LISTWISE_PASSAGE_CHARS, top_k=top_k)
+    if reranker == "evaluator":
         return EvaluatorRanker(model=settings.evaluator_model, top_n=max(settings.rerank_top_n, 20), top_k=top_k)
-    if settings.reranker == "cross-encoder":  # imported here: it brings torch, which nothing else served needs
+    if reranker == "cross-encoder":  # imported here: it brings torch, which nothing else served needs
         from haystack_integrations.components.rankers.sentence_transformers import SentenceTransformersSimilarityRanker
 
         return SentenceTransformersSimilarityRanker(model=settings.reranker_model, top_k=top_k,
@@ -54,10 +72,15 @@ def make_reranker(settings: Settings, top_k: int = 10) -> Any:
     return None
 
 
+def reports_rerank(reranker: Any) -> bool:
+    """Whether a reranker gives a ``rerank`` output (its LLM calls and seconds) for the round's trace."""
+    return isinstance(reranker, LLMRelevanceRanker | LLMListwiseRanker)
+
+
 def reads_llm_logprobs(settings: Settings) -> bool:
     """Whether a ranker these settings build reads the LLM's logprobs (`LLMRelevanceRanker`, in round 1 or from
     round 2 on): the embedded LLM must then be started with them."""
-    return settings.reranker == "llm" or settings.round_reranker == "llm"
+    return resolve_reranker(settings) == "llm" or settings.round_reranker == "llm"
 
 
 def make_round_ranker(document_store: StatuteStore, settings: Settings, top_k: int = 10) -> RoundRanker | None:

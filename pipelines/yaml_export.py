@@ -30,9 +30,11 @@ ALLOWLIST_ENV = {"HAYSTACK_DESERIALIZATION_ALLOWLIST": ",".join(ALLOWED_MODULES)
 
 def yaml_texts(settings: Settings | None = None) -> dict[str, str]:
     """File name → YAML of each pipeline, built against a store object that is not opened. They are exported with
-    the offline defaults after setup, the adapted embedder and the trained evaluator as judge (``JUDGE=evaluator``),
-    whether or not this machine has trained them yet, so the files do not depend on the machine."""
-    settings = settings or Settings(judge="evaluator", embedding_model=Settings().adapted_embedding_model)
+    the offline defaults after setup, the adapted embedder, the trained evaluator as judge (``JUDGE=evaluator``) and
+    no reranker (what ``RERANKER=auto`` is with the embedded LLM), whether or not this machine has trained them yet
+    or has an API key, so the files do not depend on the machine."""
+    settings = settings or Settings(judge="evaluator", reranker="none",
+                                    embedding_model=Settings().adapted_embedding_model)
     store = open_document_store(settings, connect=False)
     return {
         "indexing.yaml": build_indexing_pipeline(store, settings).dumps(),

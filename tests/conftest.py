@@ -11,6 +11,9 @@ os.environ["ENV_FILE"] = ""  # a developer's own .env must not reach the tests (
 # The scripted-LLM tests script the LLM judge's replies; the tests of the trained evaluator, and the real-model
 # tests of the defaults, set JUDGE themselves.
 os.environ.setdefault("JUDGE", "llm")
+# Likewise the scripted-LLM tests script each stage they test: the reranker's own tests, and those of the default
+# (RERANKER=auto), set RERANKER themselves.
+os.environ.setdefault("RERANKER", "none")
 # The coverage check (a third verdict) is tested where a test turns it on with a model of its own (`tiny_coverage`);
 # a developer's trained one under models/ must not change what the other tests see.
 os.environ.setdefault("COVERAGE_CHECK", "off")

@@ -531,3 +531,37 @@ def test_a_question_the_corpus_answers_passes_with_the_coverage_check_on(llm, co
     assert decisions(result) == ["pass"] and result.trace["verdict"] == "pass"
     assert result.trace["rounds"][0]["evaluation"]["coverage"]["flagged"] is False
     assert result.situation == "sufficient"
+
+
+LISTWISE = "你是法律检索助手"  # the listwise reranker's system prompt
+
+
+def test_the_listwise_reranker_reorders_round_one_within_the_filters_and_is_traced(llm, make_rag, monkeypatch):
+    """RERANKER=llm-listwise (the default with the embedded LLM): one call reads the fused candidates of round 1 and
+    the article it names is judged and answered first; a filter still holds, and the call is in the trace."""
+    monkeypatch.setenv("RERANKER", "llm-listwise")
+    llm.add_rule(LISTWISE, "2")
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    only = {"field": "meta.article_no", "operator": "in", "value": ["第十三条", "第十四条", "第二十九条"]}
+    result = make_rag().ask(QUESTION, filters=only)
+    (listed,) = [r["messages"][-1]["content"] for r in llm.requests if LISTWISE in json.dumps(r, ensure_ascii=False)]
+    second = listed.split("[2] ")[1].split("\n")[0]
+    retrieved = result.trace["rounds"][0]["retrieved"]
+    assert second.startswith(f"《{PIPL}》{retrieved[0]['key'].removeprefix(PIPL)}")  # what it named is first
+    assert {r["key"] for r in retrieved} <= {f"{PIPL}{n}" for n in only["value"]} and "[4]" not in listed
+    assert result.trace["llm_calls"]["reranker"] == 1
+
+
+def test_auto_reranks_with_concurrent_yes_no_calls_with_an_api_model(llm, make_rag, monkeypatch):
+    """RERANKER=auto with an API model (here LLM_BASE_URL): the pointwise reranker scores the fused top
+    RERANK_TOP_N, one call per candidate."""
+    monkeypatch.setenv("RERANKER", "auto")
+    monkeypatch.setenv("RERANK_TOP_N", "6")
+    llm.add_rule((RANKER, "》第十三条"), "是", top_logprobs=YES)
+    llm.add_rule(RANKER, "否", top_logprobs=[("否", -0.05), ("是", -3.0)])
+    llm.add_rule(JUDGE, judge(9))
+    llm.add_rule(ANSWERER, GOOD_ANSWER)
+    result = make_rag().ask(QUESTION)
+    assert len(llm.calls(RANKER)) == 6 == result.trace["llm_calls"]["reranker"]
+    assert result.trace["rounds"][0]["retrieved"][0]["key"] == f"{PIPL}第十三条"
