@@ -16,7 +16,7 @@ Usage::
 
     from document_store.edge_store import QdrantEdgeDocumentStore
     store = QdrantEdgeDocumentStore(path="data/edge/statutes", embedding_dim=384)
-    store.write_documents(documents)                     # DuplicatePolicy.FAIL by default
+    store.write_documents(documents)                     # DuplicatePolicy.NONE by default: a stored id is refused
     store.query_dense(embedding, top_k=10)               # [Document, ...] with cosine scores
     store.close()
 """

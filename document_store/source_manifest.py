@@ -81,8 +81,6 @@ class CollectionRecords:
         self.collection = collection
         if not client.collection_exists(collection):
             client.create_collection(collection, vectors_config={})
-        if not self._client.collection_exists(self.collection):
-            self._client.create_collection(self.collection, vectors_config={})
 
     def put(self, payloads: dict[str, dict[str, Any]]) -> None:
         self._client.upsert(self.collection, wait=True, points=[

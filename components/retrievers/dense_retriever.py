@@ -1,7 +1,7 @@
 """DenseRetriever: embeds each query and searches the dense vectors; one ranking per query.
 
 The search runs in the store's own engine (`components.retrievers.store_search`): Qdrant Edge in this process, or a
-Qdrant server through `QdrantEmbeddingRetriever`.
+Qdrant server, where the store's `query_dense` (`document_store.qdrant_store`) has the server search.
 
 Usage::
 
