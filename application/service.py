@@ -46,6 +46,10 @@ class UnknownKnowledgeBaseError(ValueError):
     """A request named a knowledge base that does not exist."""
 
 
+class KnowledgeBaseBusyError(RuntimeError):
+    """A knowledge base cannot be deleted while an index run writes to it."""
+
+
 class RAGService:
     """Per-process registry of open knowledge bases, their pipelines and their agents; thread-safe.
 
@@ -124,11 +128,9 @@ class RAGService:
     def index_sources(self, knowledge_base: str, sources: list[Source],
                       on_progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
         """Index ``sources`` into a knowledge base (created if new); ``on_progress(done, total)`` follows the
-        articles written. One run at a time per knowledge base."""
-        rag = self.rag(knowledge_base, create=True)
-        with self._lock:
-            lock = self._index_locks.setdefault(rag.name, threading.Lock())
-        with lock:
+        articles written. One run at a time per knowledge base, and no delete while it runs."""
+        with self._index_lock(self.rag(knowledge_base, create=True).name):
+            rag = self.rag(knowledge_base, create=True)  # a delete that ran before this lock closed the one above
             pipeline = build_indexing_pipeline(rag.store, self.settings, bulk=False)  # shares the query encoder
             try:
                 results = Indexer(rag.store, self.settings, pipeline).index(sources, progress=False,
@@ -137,6 +139,11 @@ class RAGService:
                 rag.refresh_warnings()
         rag.clear_cache()
         return [{"source": r.source, "action": r.action, "count": r.count} for r in results]
+
+    def _index_lock(self, name: str) -> threading.Lock:
+        """The lock an index run of knowledge base ``name`` holds (a delete must get it too)."""
+        with self._lock:
+            return self._index_locks.setdefault(name, threading.Lock())
 
     def knowledge_bases(self) -> list[dict[str, Any]]:
         out = []
@@ -171,13 +178,22 @@ class RAGService:
         return knowledge_base_stats(self.rag(name).store, self.settings)
 
     def delete(self, name: str) -> None:
-        """Delete a knowledge base: its documents, its manifest and (embedded) its folder."""
-        rag = self.rag(validate_collection_name(name))
-        with self._lock:
-            rag.close()
-            delete_knowledge_base(rag.store)
-            del self._rags[name]
-            self._agents.pop(name, None)
+        """Delete a knowledge base: its documents, its manifest and (embedded) its folder. While an index run writes
+        to it, `KnowledgeBaseBusyError` (the run would write into a store closed under it)."""
+        name = validate_collection_name(name)
+        rag = self.rag(name)
+        lock = self._index_lock(name)
+        if not lock.acquire(blocking=False):
+            raise KnowledgeBaseBusyError(f"knowledge base {name!r} is being indexed; delete it once the index job "
+                                         "has finished")
+        try:
+            with self._lock:
+                rag.close()
+                delete_knowledge_base(rag.store)
+                del self._rags[name]
+                self._agents.pop(name, None)
+        finally:
+            lock.release()
 
     def close(self) -> None:
         with self._lock:

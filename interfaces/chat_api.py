@@ -27,7 +27,7 @@ from haystack.dataclasses import ChatMessage, StreamingChunk
 from haystack.utils.filters import FilterError, document_matches_filter
 
 from application.index_jobs import DONE, get_index_jobs
-from application.service import RAGService, UnknownKnowledgeBaseError, get_service
+from application.service import KnowledgeBaseBusyError, RAGService, UnknownKnowledgeBaseError, get_service
 from application.validation import MAX_QUERY_CHARS, validate_query
 from document_store.errors import StoreConfigError, StoreLockedError
 from document_store.statute_db import UnknownLawError
@@ -58,12 +58,14 @@ def bad_request(message: str, status: int = 400) -> HTTPException:
 
 @contextmanager
 def http_errors() -> Iterator[None]:
-    """Maps what the service raises to HTTP errors: bad input 400, unknown knowledge base 404, locked or misconfigured
-    store 503, a pipeline failure a 500 that names the stage (details in the server log, none to the client)."""
+    """Maps what the service raises to HTTP errors: bad input 400, unknown knowledge base 404, a knowledge base being
+    indexed (delete) 409, locked or misconfigured store 503, a pipeline failure a 500 that names the stage (details in the server log, none to the client)."""
     try:
         yield
     except UnknownKnowledgeBaseError as error:
         raise bad_request(str(error), 404) from error
+    except KnowledgeBaseBusyError as error:
+        raise bad_request(str(error), 409) from error
     except (StoreLockedError, StoreConfigError) as error:
         raise bad_request(str(error), 503) from error
     except CLIENT_ERRORS as error:

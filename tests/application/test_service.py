@@ -171,3 +171,46 @@ def test_as_of_warns_of_a_named_law_held_in_no_version_of_that_day(settings, llm
         assert warnings("商标法第十条") == []  # no as_of: today's law
     finally:
         service.close()
+
+
+def test_a_knowledge_base_being_indexed_is_not_deleted_under_the_run(settings, llm):
+    """Issue 65: `delete` did not take the index lock, so a delete during an index job closed and removed the store
+    the job was writing to. Now it is refused (409 through the API) while the run holds the lock, and works after."""
+    from application.service import KnowledgeBaseBusyError
+
+    service = RAGService(settings)
+    service.index("handbook", files=handbook("员工应当按时上班。"))
+    writing, release = threading.Event(), threading.Event()
+
+    def slow_progress(done: int, total: int) -> None:
+        writing.set()
+        release.wait(30)
+
+    sources = service.sources(files=[("规章.md", "# 规章\n\n第一条 员工可以远程办公。\n".encode())])
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            service.index_sources("handbook", sources, on_progress=slow_progress)
+        except BaseException as error:  # noqa: BLE001 - the assertion below reports it
+            errors.append(error)
+
+    job = threading.Thread(target=run)
+    job.start()
+    try:
+        assert writing.wait(60)
+        try:
+            service.delete("handbook")
+            raise AssertionError("the knowledge base was deleted while an index run wrote to it")
+        except KnowledgeBaseBusyError as busy:
+            assert "being indexed" in str(busy)
+    finally:
+        release.set()
+        job.join(60)
+    try:
+        assert errors == [] and not job.is_alive()
+        assert {r["name"]: r["sources"] for r in service.knowledge_bases()}["handbook"] == 2
+        service.delete("handbook")
+        assert "handbook" not in {r["name"] for r in service.knowledge_bases()}
+    finally:
+        service.close()
