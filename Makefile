@@ -13,14 +13,19 @@ export HAYSTACK_TELEMETRY_ENABLED := False
 # llama-cpp-python compiles from source for this very CPU (-march=native). On a Xeon with AMX that build segfaulted
 # in ggml_backend_amx_mul_mat on the first prompt longer than a couple of tokens (2026-12-01), so on x86_64 it is
 # built without AMX (prompt 103 tok/s there, against 69 tok/s for a generic AVX2 build). The wheel is kept in a
-# folder named after the CPU's flags: pip's own wheel cache ignores build flags and would hand back the old build.
+# folder named after the CPU's flags and the build's flags: pip's own wheel cache ignores build flags and would hand
+# back the old build.
 ARCH := $(shell uname -m)
 CPU_ID := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | md5sum | cut -c1-10)
 LLAMA_REQ := $(shell grep '^llama-cpp-python' requirements.txt)
 LLAMA_VERSION := $(lastword $(subst ==, ,$(LLAMA_REQ)))
-LLAMA_WHEELS := $(HOME)/.cache/agentic-rag-wheels/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(CPU_ID)
 NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
-LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(ARCH)),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)')
+# Only the text library is built: the product never loads llama-cpp-python's multimodal library (mtmd/llava, which
+# it imports only for image chat handlers). llama.cpp's tests, examples and tools are off already when it is built
+# as llama-cpp-python's subproject.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF $(if $(filter x86_64,$(ARCH)),-DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)')
+BUILD_ID := $(shell echo "$(LLAMA_CMAKE_ARGS)" | md5sum | cut -c1-6)
+LLAMA_WHEELS := $(HOME)/.cache/agentic-rag-wheels/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(CPU_ID)-$(BUILD_ID)
 
 .PHONY: run test setup venv models base-models browser lint serve bench-indexing bench-retrieval clean
 
