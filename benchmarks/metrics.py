@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 KS = (1, 3, 5, 10, 20, 100)
+RRF_K = 60
 HIT_KS = (1, 3, 10)
 
 
@@ -47,3 +48,12 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     index = min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))
     return ordered[index]
+
+
+def rrf(*orders: list[str]) -> list[str]:
+    """Reciprocal rank fusion (k = `RRF_K`) of ranked key lists, as the product's joiners fuse: the fused order."""
+    fused: dict[str, float] = {}
+    for order in orders:
+        for rank, key in enumerate(order, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(fused, key=lambda k: -fused[k])

@@ -36,14 +36,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from haystack import Document
 
 from benchmarks.indexing import bench_retrieval, bench_settings
-from benchmarks.metrics import load_queries, mean_metrics, query_metrics
+from benchmarks.metrics import load_queries, mean_metrics, query_metrics, rrf
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.rankers.llm_listwise_ranker import LLMListwiseRanker
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from pipelines.retrieval import retrieve
 
 LONG = 30  # characters: the long slice of shared/data/stard/README.md
-RRF_K = 60
 DEPTH = 50
 COLUMNS = ["R@1", "R@5", "R@8", "R@10", "MRR@10", "nDCG@10"]
 PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
@@ -61,14 +60,6 @@ def make_reader(spec: str) -> tuple[object, int]:
 def metrics_of(order: list[str], gold: list[str]) -> dict[str, float]:
     """`query_metrics` and R@8 (the evidence size the answer would read when the reranker is unsure)."""
     return query_metrics(order, gold) | {"R@8": len(set(order[:8]) & set(gold)) / len(set(gold))}
-
-
-def rrf(*orders: list[str]) -> list[str]:
-    fused: dict[str, float] = {}
-    for order in orders:
-        for rank, key in enumerate(order, start=1):
-            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(fused, key=lambda k: -fused[k])
 
 
 def sample(queries: list[dict], per_slice: int) -> list[dict]:

@@ -33,7 +33,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from haystack import Document
 
 from benchmarks.indexing import bench_retrieval, bench_settings
-from benchmarks.metrics import load_queries, mean_metrics, query_metrics
+from benchmarks.metrics import load_queries, mean_metrics, query_metrics, rrf
 from benchmarks.retrieval import DEFAULT_QUERIES
 from components.rankers.llm_relevance_ranker import LLMRelevanceRanker
 from components.retrievers.store_search import StoreSearch
@@ -41,7 +41,6 @@ from helpers.statutes.neighbours import neighbour_keys
 from pipelines.retrieval import retrieve
 
 LONG = 30
-RRF_K = 60
 COLUMNS = ["R@1", "R@5", "R@10", "MRR@10", "nDCG@10"]
 
 
@@ -57,14 +56,6 @@ def deep_pool(search: StoreSearch, hybrid: list[Document], depth: int) -> list[D
 
 def llm_order(keys: list[str], scores: dict[str, float]) -> list[str]:
     return sorted(keys, key=lambda k: (-scores[k], keys.index(k)))
-
-
-def rrf(*orders: list[str]) -> list[str]:
-    fused: dict[str, float] = {}
-    for order in orders:
-        for rank, key in enumerate(order, start=1):
-            fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(fused, key=lambda k: -fused[k])
 
 
 def scored(ranker: LLMRelevanceRanker, query: str, docs: list[Document], cache: dict, chars: int) -> float:
