@@ -91,6 +91,13 @@ def _non_negative(name: str, raw: str) -> int:
     return value
 
 
+def _positive_int(name: str, raw: str) -> int:
+    value = _int(name, raw)
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return value
+
+
 def _fraction(name: str, raw: str) -> float:
     value = _float(name, raw)
     if not 0.0 <= value <= 1.0:
@@ -113,11 +120,11 @@ _BY_TYPE: dict[str, Parse] = {"str": lambda _, raw: raw, "int": _int, "float": _
                               "Path": lambda _, raw: Path(raw)}
 
 
-def setting(env: str, default: Any, parse: Parse | None = None, verbatim: bool = False) -> Any:
+def setting(env: str, default: Any, parse: Parse | None = None, verbatim: bool = False, secret: bool = False) -> Any:
     """A field read from the environment variable ``env``; ``parse`` defaults to the field's type. A variable
     that is unset or blank keeps the default, and values are stripped, except ``verbatim`` ones (text whose
-    spaces matter): those are taken as set, an empty value included."""
-    return field(default=default, metadata={"env": env, "parse": parse, "verbatim": verbatim})
+    spaces matter): those are taken as set, an empty value included. A ``secret`` is left out of the repr (logs)."""
+    return field(default=default, repr=not secret, metadata={"env": env, "parse": parse, "verbatim": verbatim})
 
 
 @dataclass(frozen=True)
@@ -180,6 +187,10 @@ class Settings:
     llm_start_timeout: float = setting("LLM_START_TIMEOUT", 180.0)
     deepseek_model: str = setting("DEEPSEEK_MODEL", "deepseek-chat")
     deepseek_base_url: str = setting("DEEPSEEK_BASE_URL", "https://api.deepseek.com")
+    # the HTTP server (interfaces/server_app.py); the key is also what the CLI sends to a running server
+    api_key: str = setting("API_KEY", "", secret=True)
+    max_body_bytes: int = setting("MAX_BODY_BYTES", 20 * 1024 * 1024, _positive_int)
+    cors_allow_origins: tuple[str, ...] = setting("CORS_ALLOW_ORIGINS", (), _names)
 
     @classmethod
     def from_env(cls) -> Settings:

@@ -13,7 +13,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 
@@ -86,7 +85,7 @@ def beside_server(args: argparse.Namespace, settings: Settings, error: StoreLock
     forward = None if getattr(args, "pipeline", None) else FORWARDED.get(args.command)
     if forward is not None:
         print(f"(the knowledge base is served by `serve` at {server.url}: asking it)", file=sys.stderr)
-        forward(args, ServerClient(server.url, api_key=os.environ.get("API_KEY") or None))
+        forward(args, ServerClient(server.url, api_key=settings.api_key or None))
         return
     served = f"the knowledge base at {settings.qdrant_path} is served by `serve` (pid {server.pid}, {server.url})"
     if args.command == "index":

@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 UI_DIR = ROOT / "ui"
-DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024
 STARTUP_FAILED_EXIT_CODE = 3  # a required deployment failed to load (uvicorn's own code for a failed start-up)
 PUBLIC_PATHS = ("/status", "/ui/", "/favicon.ico")
 # Hayhooks routes this server does not offer: runtime deployment (a client could upload and run Python or YAML),
@@ -159,10 +158,11 @@ def keep_torch_out(embedding_backend: str, reranker: str) -> bool:
     return True
 
 
-def configure_hayhooks() -> None:
+def configure_hayhooks(settings: Settings) -> None:
     """Point Hayhooks at this project's deployments; its dashboards and span capture stay off (they would keep
     queries and documents in memory); cross-origin calls only from ``CORS_ALLOW_ORIGINS`` (default: none)."""
-    from hayhooks.settings import StartupDeployStrategy, settings
+    from hayhooks.settings import StartupDeployStrategy
+    from hayhooks.settings import settings as hayhooks
 
     from pipelines.yaml_export import ALLOWLIST_ENV
 
@@ -171,15 +171,15 @@ def configure_hayhooks() -> None:
     # Hayhooks loads nothing itself: `interfaces.startup.Deployments` loads serving/'s deployments one at a time
     # (the parallel default once failed in CI with "dictionary changed size during iteration") after the server
     # listens, and reports a failure instead of only logging it
-    settings.pipelines_dir = ""
-    settings.additional_python_path = str(ROOT)
-    settings.startup_deploy_strategy = StartupDeployStrategy.SEQUENTIAL
+    hayhooks.pipelines_dir = ""
+    hayhooks.additional_python_path = str(ROOT)
+    hayhooks.startup_deploy_strategy = StartupDeployStrategy.SEQUENTIAL
     # this project's log lines (deployments, cancellations, index jobs, the embedded LLM) go where Hayhooks' go
-    settings.intercepted_loggers = [*dict.fromkeys([*settings.intercepted_loggers, *PROJECT_LOGGERS])]
-    settings.tracing_enabled = False
-    settings.tracing_include_haystack_spans = False
-    settings.monitoring_enabled = False
-    settings.cors_allow_origins = [o.strip() for o in os.environ.get("CORS_ALLOW_ORIGINS", "").split(",") if o.strip()]
+    hayhooks.intercepted_loggers = [*dict.fromkeys([*hayhooks.intercepted_loggers, *PROJECT_LOGGERS])]
+    hayhooks.tracing_enabled = False
+    hayhooks.tracing_include_haystack_spans = False
+    hayhooks.monitoring_enabled = False
+    hayhooks.cors_allow_origins = list(settings.cors_allow_origins)
 
 
 def prune_routes(routes: list[Any]) -> None:
@@ -220,7 +220,7 @@ def create_server_app(stop_server: Callable[[], None] | None = None,
 
     settings = Settings.from_env()
     keep_torch_out(settings.embedding_backend, settings.reranker)
-    configure_hayhooks()
+    configure_hayhooks(settings)
     from hayhooks import create_app
 
     from interfaces.disconnects import DisconnectMiddleware
@@ -262,10 +262,9 @@ def create_server_app(stop_server: Callable[[], None] | None = None,
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_middleware(DisconnectMiddleware)
     app.add_middleware(StatusGate, deployments=deployments)
-    max_bytes = int(os.environ.get("MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES))
-    app.add_middleware(BodyLimitMiddleware, max_bytes=max_bytes)
-    if api_key := os.environ.get("API_KEY", ""):
-        app.add_middleware(BearerAuthMiddleware, api_key=api_key)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.api_key:
+        app.add_middleware(BearerAuthMiddleware, api_key=settings.api_key)
     return app
 
 

@@ -71,3 +71,17 @@ def test_the_default_is_the_nearest_env_file_from_the_working_directory_up(tmp_p
     os.environ.pop("MAX_ROUNDS")
     os.environ["ENV_FILE"] = str(tmp_path / "missing.env")  # no file: the environment alone, as before
     assert Settings.from_env().max_rounds == 3
+
+
+def test_the_servers_settings_are_read_once_here_and_the_key_stays_out_of_the_repr(monkeypatch):
+    """Issue 65: API_KEY, MAX_BODY_BYTES and CORS_ALLOW_ORIGINS were read from os.environ by the server app."""
+    monkeypatch.setenv("API_KEY", "sk-very-secret")
+    monkeypatch.setenv("MAX_BODY_BYTES", "1024")
+    monkeypatch.setenv("CORS_ALLOW_ORIGINS", "http://a.example, http://b.example")
+    settings = Settings.from_env()
+    assert (settings.api_key, settings.max_body_bytes) == ("sk-very-secret", 1024)
+    assert settings.cors_allow_origins == ("http://a.example", "http://b.example")
+    assert "sk-very-secret" not in repr(settings)
+    monkeypatch.setenv("MAX_BODY_BYTES", "0")
+    with pytest.raises(ValueError, match="MAX_BODY_BYTES must be >= 1, got 0"):
+        Settings.from_env()

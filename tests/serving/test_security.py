@@ -115,7 +115,8 @@ def test_deployments_are_loaded_one_at_a_time():
     "dictionary changed size during iteration" and the server came up without it."""
     from hayhooks.settings import StartupDeployStrategy, settings
 
+    from config.settings import Settings
     from interfaces.server_app import configure_hayhooks
 
-    configure_hayhooks()
+    configure_hayhooks(Settings())
     assert settings.startup_deploy_strategy == StartupDeployStrategy.SEQUENTIAL
