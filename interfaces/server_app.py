@@ -43,6 +43,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from interfaces.asgi import ASGIApp, Message, Receive, Scope, Send, send_json_body
 from interfaces.launch import add_serve_arguments
 from interfaces.preparation import Preparation
+from interfaces.routes import offer_only_our_routes
 
 if TYPE_CHECKING:
     from config.settings import Settings
@@ -53,10 +54,6 @@ ROOT = Path(__file__).resolve().parent.parent
 UI_DIR = ROOT / "ui"
 STARTUP_FAILED_EXIT_CODE = 3  # a required deployment failed to load (uvicorn's own code for a failed start-up)
 PUBLIC_PATHS = ("/status", "/ui/", "/favicon.ico")
-# Hayhooks routes this server does not offer: runtime deployment (a client could upload and run Python or YAML),
-# /draw (calls an outside rendering service), the OpenAI responses and files APIs (not implemented here: 501).
-BLOCKED_PREFIXES = ("/deploy", "/undeploy", "/draw", "/responses", "/v1/responses", "/files", "/v1/files",
-                    "/docs", "/redoc")  # FastAPI's API docs load Swagger from a CDN: served offline below instead
 SERVING_DIR = ROOT / "serving"
 PROJECT_LOGGERS = ("application", "components", "document_store", "interfaces", "llm_access", "pipelines")
 
@@ -182,14 +179,6 @@ def configure_hayhooks(settings: Settings) -> None:
     hayhooks.cors_allow_origins = list(settings.cors_allow_origins)
 
 
-def prune_routes(routes: list[Any]) -> None:
-    """Remove, in place and inside included routers, every route whose path starts with `BLOCKED_PREFIXES`."""
-    routes[:] = [r for r in routes if not str(getattr(r, "path", None) or "").startswith(BLOCKED_PREFIXES)]
-    for route in routes:
-        if (inner := getattr(route, "original_router", None)) is not None:
-            prune_routes(inner.routes)
-
-
 async def validation_error(request: Request, error: Exception) -> JSONResponse:
     """422 with the field errors; a body that is not text (FastAPI's own handler fails on it with a 500) is shown
     decoded with replacement characters."""
@@ -231,7 +220,7 @@ def create_server_app(stop_server: Callable[[], None] | None = None,
 
     app = create_app()
     escape_markup_in_hayhooks_logs()
-    prune_routes(app.router.routes)
+    offer_only_our_routes(app)
     deployments = Deployments(SERVING_DIR, required_deployments(),
                               on_fatal=stop_server or (lambda: os.kill(os.getpid(), signal.SIGTERM)),
                               preparation=preparation, preload=preload_deployment_code)

@@ -131,6 +131,13 @@ def test_openai_client_non_streaming_and_streaming(server):
     assert "第十四条" in text
 
 
+def test_the_model_list_names_only_the_chat_model(server):
+    """Issue 63: /v1/models listed `index` and `knowledge_bases`, deployments that take no chat messages."""
+    client = openai.OpenAI(base_url=f"{server['base']}/v1", api_key="unused")
+    assert [model.id for model in client.models.list()] == ["agentic_rag"]
+    assert [m["id"] for m in httpx.get(f"{server['base']}/models").json()["data"]] == ["agentic_rag"]
+
+
 def test_streamed_text_is_complete_when_a_citation_fails_verification(server):
     client = openai.OpenAI(base_url=f"{server['base']}/v1", api_key="unused")
     question = [{"role": "user", "content": "将英烈姓名用于商业用途，是否构成侵害其名誉权？"}]  # 第十四条 is not retrieved
