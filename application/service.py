@@ -122,8 +122,9 @@ class RAGService:
         return sources
 
     def checked_name(self, knowledge_base: str | None) -> str:
-        """A knowledge base's name, validated (default: the configured one)."""
-        return validate_collection_name(knowledge_base or self.settings.collection)
+        """A knowledge base's name, validated; ``None`` is the configured one, an empty or blank name an error (it
+        used to index into the default knowledge base silently)."""
+        return validate_collection_name(self.settings.collection if knowledge_base is None else knowledge_base)
 
     def index_sources(self, knowledge_base: str, sources: list[Source],
                       on_progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:

@@ -53,11 +53,18 @@ API_KEY_ENV = "QDRANT_API_KEY"
 REINDEX = "delete it and re-index with `python -m pipelines index`"
 
 
+def shown(value: object, limit: int = 40) -> str:
+    """``value``'s repr for an error message, cut to ``limit`` characters (a 1 MB name is not echoed back)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def validate_collection_name(name: str) -> str:
     """Knowledge-base names become Qdrant collection names: letters, digits, ``_`` and ``-`` only."""
     if not isinstance(name, str) or not COLLECTION_NAME_RE.fullmatch(name) or name.endswith("__sources"):
         raise ValueError(
-            f"Invalid knowledge base name {name!r}: use 1-64 letters, digits, '_' or '-' (not ending in '__sources')"
+            f"Invalid knowledge base name {shown(name)}: use 1-64 letters, digits, '_' or '-' (not ending in "
+            "'__sources')"
         )
     return name
 

@@ -41,6 +41,12 @@ def test_bad_input_is_refused_before_a_job_exists(settings, llm, tmp_path):
         jobs.submit("rules", files=rules(1) * 2)
     with pytest.raises(ValueError, match="nothing to index"):
         jobs.submit("rules")
+    for blank in ("", "   "):  # issue 63: these indexed into the default knowledge base
+        with pytest.raises(ValueError, match="Invalid knowledge base name"):
+            jobs.submit(blank, files=rules(1))
+    with pytest.raises(ValueError, match="Invalid knowledge base name 'xxxx") as long_name:
+        jobs.submit("x" * 300, files=rules(1))
+    assert len(str(long_name.value)) < 200  # the name is not echoed in full
     with pytest.raises(UnknownJobError, match="unknown index job 'nope'"):
         jobs.get("nope")
     assert jobs.recent() == [] and list((tmp_path / "jobs").iterdir()) == []
