@@ -173,13 +173,12 @@ class ChatAPI:
             raise ValueError("query must be a string")  # noqa: TRY004 - a client error: HTTP 400
         query = validate_query(query)
         Mode.parse(mode)
-        if isinstance(top_k, bool) or not isinstance(top_k, int | str) or not str(top_k).strip().isdigit() \
-                or not 1 <= int(top_k) <= MAX_TOP_K:
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:  # "5" too, as REST
             raise ValueError(f"top_k must be an integer between 1 and {MAX_TOP_K}, got {top_k!r}")
         if as_of is not None and not isinstance(as_of, str):
             raise ValueError(f"as_of must be a date written YYYY-MM-DD, got {as_of!r}")
         filters = validate_filters(filters)
-        return query, int(top_k), with_versions(filters, as_of) if parse_as_of(as_of) else filters
+        return query, top_k, with_versions(filters, as_of) if parse_as_of(as_of) else filters
 
     def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
             knowledge_base: str | None = None, streaming_callback: Any = None,

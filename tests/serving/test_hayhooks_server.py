@@ -111,6 +111,9 @@ def test_bad_input_is_a_400_with_a_message(server):
     chat = httpx.post(f"{server['base']}/v1/chat/completions", timeout=30, json={
         "model": "agentic_rag", "as_of": "yesterday", "messages": [{"role": "user", "content": QUESTION}]})
     assert chat.status_code == 400 and "as_of must be a date" in chat.json()["detail"]
+    chat = httpx.post(f"{server['base']}/v1/chat/completions", timeout=30, json={  # issue 63: taken as 5 before
+        "model": "agentic_rag", "top_k": "5", "messages": [{"role": "user", "content": QUESTION}]})
+    assert chat.status_code == 400 and "top_k must be an integer" in chat.json()["detail"]
 
 
 def test_as_of_answers_from_the_statutes_in_force_that_day(server):
