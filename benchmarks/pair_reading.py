@@ -48,12 +48,12 @@ COLUMNS = ["R@1", "R@5", "R@8", "R@10", "MRR@10", "nDCG@10"]
 PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 
 
-def make_reader(spec: str) -> tuple[object, int]:
+def make_reader(spec: str) -> LLMRelevanceRanker | LLMListwiseRanker:
     kind, top_n, chars = spec.split(":")
     if kind == "pointwise":
-        return LLMRelevanceRanker(top_n=int(top_n), max_chars=int(chars), max_workers=1), int(top_n)
+        return LLMRelevanceRanker(top_n=int(top_n), max_chars=int(chars), max_workers=1)
     if kind == "listwise":
-        return LLMListwiseRanker(top_n=int(top_n), max_chars=int(chars)), int(top_n)
+        return LLMListwiseRanker(top_n=int(top_n), max_chars=int(chars))
     raise ValueError(f"unknown reader {spec!r}: pointwise:N:C or listwise:N:C")
 
 
@@ -99,17 +99,17 @@ def run(queries: list[dict], specs: list[str], label: str, log: Path) -> list[di
     if todo:
         store, pipeline = bench_retrieval(settings, top_k=DEPTH)
         readers = {spec: make_reader(spec) for spec in specs}
-        for reader, _ in readers.values():
+        for reader in readers.values():
             reader.warm_up()
         server_log = ServerLog(settings.data_dir / "llm_server.log")
         hybrid_cache: dict[str, list[Document]] = {}
         with log.open("a", encoding="utf-8") as out:
             for n, (q, spec) in enumerate(todo, start=1):
                 hybrid = hybrid_cache.setdefault(str(q["qid"]), retrieve(pipeline, [q["query"]], top_k=DEPTH))
-                reader, top_n = readers[spec]
+                reader = readers[spec]
                 server_log.evaluated()
                 started = time.perf_counter()
-                result = reader.run(query=q["query"], documents=hybrid, top_n=top_n)
+                result = reader.run(query=q["query"], documents=hybrid)
                 seconds = time.perf_counter() - started
                 evaluated = server_log.evaluated()
                 record = {"qid": str(q["qid"]), "reader": spec, "label": label, "seconds": round(seconds, 3),
