@@ -101,6 +101,7 @@ class KnowledgeAgent:
         the result carries the knowledge base's warnings (`AgenticRAG.warnings_for`)."""
         result = self._answer(query, cancel, filters)
         result.warnings = self.rag.warnings_for(query, as_of, filters)
+        result.knowledge_base = self.rag.name
         return result
 
     def _answer(self, query: str, cancel: Cancellation | None, filters: dict[str, Any] | None) -> RAGResult:

@@ -143,6 +143,7 @@ class AgenticRAG:
             [{**citation_of(d), "score": d.score, "paths": d.meta.get("retrieval", {}).get("paths", [])} for d in docs],
             {"query": query, "total_seconds": round(time.perf_counter() - started, 4)})
         result.warnings = self.warnings_for(query, as_of, filters)
+        result.knowledge_base = self.name
         return result
 
     def clear_cache(self) -> None:
@@ -171,6 +172,7 @@ class AgenticRAG:
         """
         result = self._answer(query, mode, filters, top_k, streaming_callback, on_step, cancel)
         result.warnings = self.warnings_for(query, as_of, filters)
+        result.knowledge_base = self.name
         return result
 
     def _answer(self, query: str, mode: str, filters: dict[str, Any] | None, top_k: int | None,

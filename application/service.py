@@ -99,9 +99,7 @@ class RAGService:
             return agent
 
     def ask(self, query: str, mode: str = "agentic", knowledge_base: str | None = None, **kwargs: Any) -> RAGResult:
-        result = self.rag(knowledge_base).ask(query, mode=mode, **kwargs)
-        result.knowledge_base = knowledge_base or self.settings.collection
-        return result
+        return self.rag(knowledge_base).ask(query, mode=mode, **kwargs)
 
     def index(self, knowledge_base: str, laws: list[str] | None = None,
               files: list[tuple[str, bytes]] | None = None) -> list[dict[str, Any]]:

@@ -45,18 +45,13 @@ from document_store.errors import StoreConfigError
 from document_store.payload_indexes import PAYLOAD_INDEXES, SOURCE_FACET_LIMIT
 from document_store.qdrant_filters import qdrant_filter
 from document_store.source_manifest import CollectionRecords
+from helpers.checks.user_text import shown
 
 logger = logging.getLogger(__name__)
 
 COLLECTION_NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 API_KEY_ENV = "QDRANT_API_KEY"
 REINDEX = "delete it and re-index with `python -m pipelines index`"
-
-
-def shown(value: object, limit: int = 40) -> str:
-    """``value``'s repr for an error message, cut to ``limit`` characters (a 1 MB name is not echoed back)."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def validate_collection_name(name: str) -> str:

@@ -21,11 +21,12 @@ from fastapi import HTTPException
 from fastapi_openai_compat import ChatCompletion
 from fastapi_openai_compat.chat_completions.streaming import chat_completion_response
 from hayhooks.events import PipelineEvent
-from haystack import Document, logging
+from haystack import logging
 from haystack.core.errors import PipelineRuntimeError
 from haystack.dataclasses import ChatMessage, StreamingChunk
-from haystack.utils.filters import FilterError, document_matches_filter
+from haystack.utils.filters import FilterError
 
+from application.filters import check_filters
 from application.index_jobs import DONE, get_index_jobs
 from application.service import KnowledgeBaseBusyError, RAGService, UnknownKnowledgeBaseError, get_service
 from application.validation import MAX_QUERY_CHARS, validate_query
@@ -101,19 +102,6 @@ def stops_with(cancel: Cancellation) -> Callable[[StreamingChunk], None]:
     return check
 
 
-def validate_filters(filters: Any) -> dict[str, Any] | None:
-    if filters in (None, {}):
-        return None
-    if not isinstance(filters, dict) or not ({"field", "operator"} <= filters.keys() or
-                                             {"operator", "conditions"} <= filters.keys()):
-        raise bad_request("filters must be a Haystack filter: {field, operator, value} or {operator, conditions}")
-    try:  # a dry run finds unknown operators and malformed conditions before any retriever does
-        document_matches_filter(filters, Document(content=""))
-    except (FilterError, TypeError, AttributeError, KeyError) as error:
-        raise bad_request(f"invalid filters: {error}") from error
-    return filters
-
-
 def normalise_messages(messages: Any) -> list[dict[str, str]]:
     """OpenAI chat messages as {role, content} with text content (content parts joined); anything else is a 400."""
     if not isinstance(messages, list):
@@ -177,7 +165,7 @@ class ChatAPI:
             raise ValueError(f"top_k must be an integer between 1 and {MAX_TOP_K}, got {top_k!r}")
         if as_of is not None and not isinstance(as_of, str):
             raise ValueError(f"as_of must be a date written YYYY-MM-DD, got {as_of!r}")
-        filters = validate_filters(filters)
+        filters = check_filters(filters)
         return query, top_k, with_versions(filters, as_of) if parse_as_of(as_of) else filters
 
     def ask(self, query: str, mode: str = "agentic", top_k: int = 10, filters: Any = None,
@@ -199,7 +187,6 @@ class ChatAPI:
                 return self.service.rag(knowledge_base).retrieve(query, filters=filters, top_k=top_k, as_of=as_of)
             if mode == Mode.AGENT:
                 result = self.service.agent(knowledge_base).ask(query, cancel=cancel, filters=filters, as_of=as_of)
-                result.knowledge_base = knowledge_base or self.service.settings.collection
             else:
                 result = self.service.ask(query, mode=mode, knowledge_base=knowledge_base, filters=filters,
                                           top_k=top_k, streaming_callback=streaming_callback, on_step=on_step,

@@ -3,7 +3,9 @@
 Hayhooks logs each run as ``Running pipeline '<bold>name</bold>'`` with the request's parameters appended to the
 line's format, colour markup on: a query holding ``<script>`` or ``</b>`` was then read as a colour tag, loguru
 raised, and the request's log line was lost (a traceback in its place). The markup characters of every value
-appended to a line are escaped here, so they print as written.
+appended to a line are escaped here, so they print as written. Hayhooks' format also dropped the traceback of
+every logged exception (a callable loguru format must ask for ``{exception}``): it is printed here; and the colour
+codes uvicorn puts in its own lines are taken out (they filled log files with escape sequences).
 
 Usage (once, after Hayhooks is imported)::
 
@@ -16,7 +18,10 @@ import re
 import sys
 from typing import Any
 
+from hayhooks.server.logger import formatter as hayhooks_format  # importing it replaces loguru's sinks
+
 _BEFORE_TAG = re.compile(r"(\\*)<")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class _Escaped(str):
@@ -34,17 +39,20 @@ def escaped_values(extra: dict[str, Any]) -> dict[str, Any]:
     return {key: value if key == "request_id" else _Escaped(repr(value)[:2000]) for key, value in extra.items()}
 
 
+def safe_format(record: Any) -> str:
+    """Hayhooks' line format with user text escaped (`escaped_values`) and the traceback of a logged exception."""
+    record["extra"] = escaped_values(record["extra"])
+    record["message"] = _ANSI.sub("", record["message"])  # uvicorn's colour_message: codes in a log file otherwise
+    # a callable format gets no traceback unless it asks for one: Hayhooks' dropped every logged exception's
+    return hayhooks_format(record) + ("{exception}" if record["exception"] else "")
+
+
 def escape_markup_in_hayhooks_logs() -> None:
-    """Replace Hayhooks' stderr sink with one that escapes user text in the appended values (same format, level)."""
+    """Replace Hayhooks' stderr sink with one that formats with `safe_format` (same level)."""
     from hayhooks.server import logger as hayhooks_logger
-
-    base_format = hayhooks_logger.formatter
-
-    def safe_format(record: Any) -> str:
-        record["extra"] = escaped_values(record["extra"])
-        return base_format(record)
 
     log = hayhooks_logger.log
     log.remove()
     level = getattr(hayhooks_logger, "_log_level", "INFO")  # what Hayhooks read from HAYHOOKS_LOG_LEVEL / LOG
-    log.add(sys.stderr, level=level.upper(), format=safe_format)
+    # no variable values in tracebacks (``diagnose``): they could show a request's key or a user's text
+    log.add(sys.stderr, level=level.upper(), format=safe_format, backtrace=False, diagnose=False)

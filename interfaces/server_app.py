@@ -32,11 +32,9 @@ from config.offline import apply_offline_defaults
 
 apply_offline_defaults()  # before anything imports Haystack (`python -m interfaces.server_app` skips the CLI)
 
-from fastapi import FastAPI, Request, Response
-from fastapi.encoders import jsonable_encoder
-from fastapi.exception_handlers import http_exception_handler
+from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -179,26 +177,6 @@ def configure_hayhooks(settings: Settings) -> None:
     hayhooks.cors_allow_origins = list(settings.cors_allow_origins)
 
 
-async def validation_error(request: Request, error: Exception) -> JSONResponse:
-    """422 with the field errors; a body that is not text (FastAPI's own handler fails on it with a 500) is shown
-    decoded with replacement characters."""
-    assert isinstance(error, RequestValidationError)
-    errors = [{key: (value.decode("utf-8", "replace")[:200] if isinstance(value, bytes) else value)
-               for key, value in item.items() if key in ("loc", "msg", "type", "input")} for item in error.errors()]
-    return JSONResponse({"detail": jsonable_encoder(errors, custom_encoder={bytes: lambda b: b.decode("utf-8", "replace")})},
-                        status_code=422)
-
-
-async def http_error(request: Request, error: Exception) -> Response:
-    """Hayhooks answers a chat request for a deployment without chat support with 501: for a client that is an
-    unknown model (404)."""
-    assert isinstance(error, StarletteHTTPException)
-    if error.status_code == 501:
-        return JSONResponse({"detail": f"{error.detail}: the chat model of this server is 'agentic_rag'"},
-                            status_code=404)
-    return await http_exception_handler(request, error)
-
-
 def create_server_app(stop_server: Callable[[], None] | None = None,
                       preparation: Preparation | None = None) -> FastAPI:
     """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``); the deployments load
@@ -213,12 +191,14 @@ def create_server_app(stop_server: Callable[[], None] | None = None,
     from hayhooks import create_app
 
     from interfaces.disconnects import DisconnectMiddleware
+    from interfaces.error_responses import InternalErrorMiddleware, http_error, validation_error
     from interfaces.feedback_api import add_feedback_routes
     from interfaces.index_jobs_api import add_index_job_routes
     from interfaces.safe_logging import escape_markup_in_hayhooks_logs
     from interfaces.startup import Deployments, StatusGate, required_deployments
 
     app = create_app()
+    app.add_middleware(InternalErrorMiddleware)  # outside Hayhooks' request ids, inside the rest
     escape_markup_in_hayhooks_logs()
     offer_only_our_routes(app)
     deployments = Deployments(SERVING_DIR, required_deployments(),

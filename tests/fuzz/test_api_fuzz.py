@@ -111,6 +111,13 @@ def read_stream(response: httpx.Response) -> list[Any]:
     return events
 
 
+def askable(query: str) -> bool:
+    """A question the API must take: something visible (not only spaces, NUL or zero-width characters), valid
+    Unicode (no lone surrogate), within the limit."""
+    return (any(c.isprintable() and not c.isspace() for c in query)
+            and not any("\ud800" <= c <= "\udfff" for c in query) and len(query.strip()) <= MAX_QUERY_CHARS)
+
+
 def post(server: Server, path: str, **kwargs: Any) -> httpx.Response:
     response = server.client.post(path, **kwargs)
     check_answer(response)
@@ -208,7 +215,7 @@ RUN_PAYLOAD = st.one_of(
 
 def plainly_valid_run(payload: Any) -> bool:
     return (isinstance(payload, dict) and isinstance(payload.get("query"), str)
-            and 1 <= len(payload["query"].strip()) <= MAX_QUERY_CHARS and payload.get("mode", "agentic") in MODES
+            and askable(payload["query"]) and payload.get("mode", "agentic") in MODES
             and type(payload.get("top_k", 10)) is int and 1 <= payload.get("top_k", 10) <= MAX_TOP_K
             and payload.get("filters") in VALID_FILTER_VALUES and payload.get("knowledge_base") in (None, DEFAULT_KB)
             and "extra" not in payload)
@@ -218,7 +225,7 @@ def plainly_invalid_run(payload: Any) -> bool:
     if not isinstance(payload, dict):
         return True
     query, mode, top_k = payload.get("query", UNSET), payload.get("mode", "agentic"), payload.get("top_k", 10)
-    return (query is UNSET or (isinstance(query, str) and not 1 <= len(query.strip()) <= MAX_QUERY_CHARS)
+    return (query is UNSET or (isinstance(query, str) and not askable(query))
             or (isinstance(mode, str) and mode not in MODES)
             or (type(top_k) is int and not 1 <= top_k <= MAX_TOP_K)
             or (isinstance(payload.get("knowledge_base"), str) and not NAME_RE.fullmatch(payload["knowledge_base"])))
@@ -309,7 +316,7 @@ def plainly_valid_chat(body: Any) -> bool:
     well_formed = all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
                       for m in messages)
     last_user = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"][-1:]
-    return (well_formed and bool(last_user) and 1 <= len(last_user[0]["content"].strip()) <= MAX_QUERY_CHARS
+    return (well_formed and bool(last_user) and askable(last_user[0]["content"])
             and body.get("mode", "agentic") in CHAT_MODES and type(body.get("top_k", 10)) is int
             and 1 <= body.get("top_k", 10) <= MAX_TOP_K and body.get("filters") in VALID_FILTER_VALUES
             and body.get("knowledge_base") in (None, DEFAULT_KB) and type(body.get("stream", False)) is bool)
@@ -502,3 +509,68 @@ def test_schema_shaped_json_on_every_operation(server: Server, operations: list[
     if operation.path == "/knowledge_bases/run" and payload.get("action") == "delete":
         payload["name"] = data.draw(DELETABLE)
     check_answer(server.client.request(operation.method, operation.path, json=payload))
+
+
+# --- filters, Unicode and sizes: 2,000 requests (issue 63, item 3) ---------------------------------------------
+
+SURROGATES = st.sampled_from(["\ud800", "\udfff", "\udc80", "\ud83d"])  # lone halves: JSON can carry them
+INVISIBLE = st.sampled_from(["\x00", "\u200b", "\u200d", "\ufeff", "\u2028", "\u00ad", "\x7f", "\u3000", "\ue000"])
+ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)  # surrogates included
+UNICODE_QUERY = st.one_of(
+    VALID_QUERY, ANY_TEXT, HUGE,
+    st.lists(INVISIBLE, min_size=1, max_size=6).map("".join),
+    st.builds(lambda text, bad, at: text[:at] + bad + text[at:], VALID_QUERY, SURROGATES, st.integers(0, 30)),
+    st.builds(lambda text, pad: pad + text + pad, VALID_QUERY, st.lists(INVISIBLE, max_size=3).map("".join)),
+)
+FIELD = st.one_of(st.sampled_from(["meta.law", "meta.article_no", "meta.source", "meta.valid_from", "meta.chapter",
+                                   "content", "id", "", " ", "meta.", "meta.law\x00", "x" * 300]), ANY_TEXT, JUNK)
+VALUE = st.one_of(JUNK, ANY_TEXT, st.sampled_from([LAW, "2021-11-01", "2021-11-01T00:00:00", 10**30, -(10**30), 2**63,
+                                                   float("inf"), float("-inf"), float("nan"), 1e308, [], [LAW],
+                                                   [[LAW]], [{"a": 1}], {"a": 1}, "\ud800"]),
+                  st.lists(st.one_of(SCALARS, ANY_TEXT), max_size=5))
+OPERATOR = st.one_of(st.sampled_from(["==", "!=", ">", ">=", "<", "<=", "in", "not in", "AND", "OR", "NOT"]), JUNK,
+                     st.sampled_from(["=", "IN", "and", " ==", "contains", "$eq"]))
+COMPARISON = st.fixed_dictionaries({"field": FIELD, "operator": OPERATOR, "value": VALUE},
+                                   optional={"conditions": JUNK, "extra": JUNK})
+FILTER = st.recursive(
+    COMPARISON,
+    lambda inner: st.fixed_dictionaries({"operator": st.one_of(st.sampled_from(["AND", "OR", "NOT"]), OPERATOR),
+                                         "conditions": st.one_of(st.lists(inner, max_size=3), inner, JUNK)},
+                                        optional={"field": FIELD, "value": VALUE}),
+    max_leaves=10)
+
+
+def nested(condition: Any, depth: int) -> Any:
+    for _ in range(depth):
+        condition = {"operator": "NOT", "conditions": [condition]}
+    return condition
+
+
+DEEP_FILTER = st.builds(nested, st.one_of(st.sampled_from(VALID_FILTER_VALUES[2:]), COMPARISON),
+                        st.sampled_from([7, 8, 9, 50, 200, 900]))
+WIDE_FILTER = st.builds(lambda n: {"operator": "OR", "conditions": [VALID_FILTER_VALUES[2]] * n},
+                        st.sampled_from([199, 200, 201, 5000]))
+ANY_FILTER = st.one_of(VALID_FILTERS, FILTER, FILTER, DEEP_FILTER, WIDE_FILTER, BAD_FILTERS)
+
+
+@settings(FUZZ, max_examples=2000)
+@given(query=UNICODE_QUERY, filters=ANY_FILTER, top_k=st.one_of(st.integers(1, MAX_TOP_K), TOP_K),
+       as_of=st.one_of(st.none(), st.none(), st.sampled_from(["2021-11-01", "2021-02-30", "\ud800"]), ANY_TEXT))
+@example(query="\ud800个人信息", filters=None, top_k=5, as_of=None)  # 内部错误（dense）
+@example(query="同意", filters={"field": "meta.law", "operator": "==", "value": {"a": 1}}, top_k=5, as_of=None)  # bm25
+@example(query="同意", filters=nested(VALID_FILTER_VALUES[2], 200), top_k=5, as_of=None)  # maximum recursion depth
+@example(query="\x00\u200b", filters=None, top_k=5, as_of=None)  # counted as a question
+def test_filters_unicode_and_sizes_never_fail_the_server(server: Server, query: str, filters: Any, top_k: Any,
+                                                         as_of: Any) -> None:
+    payload = {"query": query, "mode": "retrieve", "top_k": top_k, "filters": filters, "as_of": as_of}
+    # JSON with \u escapes: lone surrogates travel as JSON allows, and so do NaN and Infinity (Python reads them)
+    response = post(server, "/agentic_rag/run", content=json.dumps(payload).encode(),
+                    headers={"content-type": "application/json"})
+    plainly_valid = (askable(query) and filters in VALID_FILTER_VALUES and type(top_k) is int
+                     and 1 <= top_k <= MAX_TOP_K and as_of in (None, "2021-11-01"))
+    if plainly_valid:
+        assert response.status_code == 200, (payload, response.text[:300])
+    if not askable(query):
+        assert 400 <= response.status_code < 500, (payload, response.text[:300])
+    if response.status_code == 200:
+        assert len(response.json()["result"]["documents"]) <= top_k

@@ -49,6 +49,8 @@ def ask_condenser() -> None:
 
 
 class _NoRetrieval:
+    name = "statutes"
+
     def __init__(self) -> None:
         self.pipelines = {"retrieve": None}
 

@@ -83,6 +83,7 @@ def test_retrieve_mode_returns_ranked_articles_without_the_llm(server):
     result = run(server, {"query": "处理个人信息应当取得个人同意", "mode": "retrieve", "top_k": 3}).json()["result"]
     assert len(result["documents"]) == 3 and result["documents"][0]["key"].startswith(PIPL)
     assert len(server["llm"].requests) == calls
+    assert result["knowledge_base"] == "statutes"  # issue 63: null when it was the default or named
 
 
 def test_bad_input_is_a_400_with_a_message(server):
@@ -102,6 +103,22 @@ def test_bad_input_is_a_400_with_a_message(server):
     for filters in ({"field": "meta.law"}, {"field": "meta.law", "operator": "~~", "value": 1}, "law=民法典"):
         response = run(server, {"query": QUESTION, "mode": "retrieve", "filters": filters})
         assert response.status_code in (400, 422) and response.json()["detail"], filters
+    nested = {"field": "meta.law", "operator": "==", "value": PIPL}
+    for _ in range(200):
+        nested = {"operator": "NOT", "conditions": [nested]}
+    for filters, reason in ((nested, "nest at most"),  # issue 63: a 500 (maximum recursion depth exceeded)
+                            ({"field": "meta.law", "operator": "==", "value": {"a": 1}}, "must be a string"),  # 内部错误（bm25）
+                            ({"field": "meta.law", "operator": "in", "value": [[PIPL]]}, "must be a list")):
+        response = run(server, {"query": QUESTION, "mode": "retrieve", "filters": filters})
+        assert response.status_code == 400 and reason in response.json()["detail"], response.text[:300]
+    for query in ("\x00\x00", "\u200b\u200d", "\ufeff \u3000"):  # issue 63: counted as non-empty
+        response = run(server, {"query": query, "mode": "retrieve"})
+        assert response.status_code == 400 and "empty" in response.json()["detail"], query
+    response = httpx.post(f"{server['base']}/agentic_rag/run", timeout=30, headers={"content-type": "application/json"},
+                          content=b'{"query": "\\ud800\u4e2a\u4eba\u4fe1\u606f", "mode": "retrieve"}')
+    assert response.status_code == 400 and "surrogate" in response.json()["detail"]  # 内部错误（dense） before
+    missing = run(server, {"mode": "retrieve"})  # a pydantic error list before
+    assert missing.status_code == 422 and missing.json()["detail"] == "invalid request: query: Field required"
     chat = httpx.post(f"{server['base']}/v1/chat/completions", timeout=30, json={
         "model": "agentic_rag", "messages": [{"role": "system", "content": "你是助手"}]})
     assert chat.status_code == 400 and "no user message" in chat.json()["detail"]
@@ -362,3 +379,9 @@ def test_bad_feedback_is_a_one_line_4xx(server, body, status, message):
     assert response.status_code == status, response.text
     detail = response.json()["detail"]
     assert message in detail and "\n" not in detail
+
+
+def test_the_server_log_file_holds_no_colour_codes(server):
+    """Issue 63: uvicorn's start-up lines put ANSI escape sequences into a log file."""
+    log = Path(server["log"]).read_text(encoding="utf-8", errors="replace")
+    assert "Uvicorn running on http://" in log and "\x1b" not in log
