@@ -196,9 +196,11 @@ def create_server_app(stop_server: Callable[[], None] | None = None,
     from interfaces.index_jobs_api import add_index_job_routes
     from interfaces.safe_logging import escape_markup_in_hayhooks_logs
     from interfaces.startup import Deployments, StatusGate, required_deployments
+    from interfaces.stream_end import StreamEndMiddleware
 
     app = create_app()
     app.add_middleware(InternalErrorMiddleware)  # outside Hayhooks' request ids, inside the rest
+    app.add_middleware(StreamEndMiddleware)
     escape_markup_in_hayhooks_logs()
     offer_only_our_routes(app)
     deployments = Deployments(SERVING_DIR, required_deployments(),

@@ -172,12 +172,12 @@ def test_streamed_text_is_complete_when_a_citation_fails_verification(server):
 def test_stream_ends_with_citations_and_trace_and_follow_up_is_condensed(server):
     messages = [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": "需要同意。"},
                 {"role": "user", "content": "那第十四条呢？"}]
-    events = []
     with httpx.stream("POST", f"{server['base']}/v1/chat/completions", timeout=120,
                       json={"model": "agentic_rag", "stream": True, "messages": messages}) as response:
-        for line in response.iter_lines():
-            if line.startswith("data: ") and line != "data: [DONE]":
-                events.append(json.loads(line[6:]))
+        lines = [line for line in response.iter_lines() if line.startswith("data: ")]
+    assert lines[-1] == "data: [DONE]" and lines.count("data: [DONE]") == 1  # issue 63: as OpenAI ends a stream
+    events = [json.loads(line[6:]) for line in lines[:-1]]
+    assert events[-1]["choices"][0]["finish_reason"] == "stop"
     final = [e for e in events if "rag_result" in json.dumps(e)]
     assert final, events[-3:]
     payload = json.dumps(final[-1], ensure_ascii=False)
