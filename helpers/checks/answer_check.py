@@ -41,6 +41,7 @@ from helpers.statutes.citations import (
     LAW_CITATION_RE,
     UNVERIFIED_MARK,
     CitationCheck,
+    bare_article_target,
     bare_citations,
     cited_article,
     verify_citations,
@@ -68,7 +69,7 @@ MIN_OWNED_QUOTE = 10  # a quote at least this long, of exactly one other evidenc
 def statute_text(text: str, evidence: list[Document]) -> str:
     """Text from the store: only the article citations inside it are checked (〔未核实〕 when not in ``evidence``);
     the laws it names are its own wording."""
-    return verify_citations(text, evidence, flag_law_names=False).text
+    return verify_citations(text, evidence, model_wrote=False).text
 
 
 def statute_entry(doc: Document, evidence: list[Document], hint: str = "") -> tuple[str, bool]:
@@ -224,8 +225,7 @@ class AnswerChecker:
         return sorted(named, key=lambda pair: pair[0].start())
 
     def _bare_articles(self, text: str) -> list[tuple[re.Match[str], list[Document]]]:
-        """Each bare ``第X条`` of ``text`` (`helpers.statutes.citations.bare_citations`) with the evidence articles of that
-        number."""
+        """Each bare ``第X条`` of ``text`` (`bare_citations`) with the evidence articles of that number."""
         found = []
         for match in bare_citations(text):
             try:
@@ -329,11 +329,10 @@ class AnswerChecker:
 
     def _cited(self, text: str) -> list[tuple[re.Match[str], Document | None]]:
         """The article citations in ``text`` with the evidence article each names (``None``: not in the evidence):
-        ``《法名》第X条``, and a bare ``第X条`` when all the local evidence is from one law, which it then names."""
+        ``《法名》第X条``, and a bare ``第X条`` whose law is known (`bare_article_target`)."""
         cited = [(m, cited_article(m, self.local)) for m in LAW_CITATION_RE.finditer(text) if m.group(2)]
-        if len({d.meta.get("law") for d in self.local}) == 1:
-            cited += [(m, docs[0] if docs else None) for m, docs in self._bare_articles(text)]
-        return sorted(cited, key=lambda pair: pair[0].start())
+        targets = [(m, bare_article_target(m, text, self.local, self._written)) for m in bare_citations(text)]
+        return sorted(cited + [(m, doc) for m, (checkable, doc) in targets if checkable], key=lambda p: p[0].start())
 
     def _quote_span(self, text: str, match: re.Match[str], limit: int, doc: Document | None,
                     line_start: bool) -> tuple[int, int, int] | None:
@@ -367,7 +366,7 @@ class AnswerChecker:
 
     def _prose(self, text: str) -> str:
         """The model's own words: citations verified, quantities without a basis flagged."""
-        check = verify_citations(text, self.evidence)
+        check = verify_citations(text, self.evidence, context=self._written)
         self._merge(check)
         text = check.text
         spans: dict[tuple[int, int], bool] = {}

@@ -27,6 +27,7 @@ WEB_CITATION_RE = re.compile(r"\[网页(\d+)\]")
 BARE_ARTICLE_RE = re.compile(rf"第\s*([{CN_NUMERAL_CHARS}\d]+)\s*条(?:\s*之\s*([{CN_NUMERAL_CHARS}]+))?")
 LAW_NAME_ENDINGS = ("法", "法典", "条例", "规定", "决定", "解释", "办法", "细则", "》")
 UNVERIFIED_MARK = "〔未核实〕"
+NOT_ARTICLES_AFTER = ("建议", "意见", "理由", "途径", "路径", "思路", "办法", "措施", "经验")  # 第一条建议: a count
 
 
 @dataclass
@@ -57,12 +58,44 @@ def cited_article(match: re.Match[str], local: list[Document]) -> Document | Non
                  and _same_law(law, str(d.meta.get("law", "")))), None)
 
 
-def verify_citations(text: str, evidence: list[Document], flag_law_names: bool = True) -> CitationCheck:
+def law_in_context(text: str, position: int, context: str = "") -> str | None:
+    """The law a bare ``第X条`` at ``position`` of ``text`` refers to by context: the last one named in 《》 before
+    it, in ``text`` or else in ``context`` (what the answer said before ``text``)."""
+    for source in (text[:position], context):
+        named = [m.group(1) for m in LAW_CITATION_RE.finditer(source)]
+        if named:
+            return named[-1]
+    return None
+
+
+def bare_article_target(match: re.Match[str], text: str, local: list[Document],
+                        context: str = "") -> tuple[bool, Document | None]:
+    """What a bare ``第X条`` (a `bare_citations` match in ``text``) cites: (whether it could be checked, the evidence
+    article). Its law is the one named before it (`law_in_context`), else the only law of the evidence; the
+    article must be that law's in ``local`` (``None``: unverified). With no law to go by, it is unverified when no
+    evidence article has that number, whatever the law, and not checkable otherwise (it could be another law's)."""
+    number = _article(match.group(1), match.group(2))
+    if number is None:
+        return False, None
+    law = law_in_context(text, match.start(), context)
+    laws = {str(d.meta.get("law", "")) for d in local}
+    if law is None and len(laws) == 1:
+        law = next(iter(laws))
+    if law is not None:
+        return True, next((d for d in local if d.meta.get("article_no") == number
+                           and _same_law(law, str(d.meta.get("law", "")))), None)
+    return not any(d.meta.get("article_no") == number for d in local), None
+
+
+def verify_citations(text: str, evidence: list[Document], model_wrote: bool = True,
+                     context: str = "") -> CitationCheck:
     """Mark citations that point at nothing in ``evidence``; collect the evidence that is cited.
 
-    ``flag_law_names=False`` leaves a law named without an article unflagged: in a quoted statute, "依照《中华人民
-    共和国行政诉讼法》提起诉讼" is the statute's own wording, not a claim about the evidence (about 2% of all
-    articles name another law like this); an article it cites (《…》第X条) is still checked."""
+    In what the model wrote, a bare ``第X条`` is checked against the law it refers to (`bare_article_target`;
+    ``context`` is the answer's text before ``text``). ``model_wrote=False`` is for the store's own text: there
+    "依照《中华人民共和国行政诉讼法》提起诉讼" and "依照第十条" are the statute's wording, not claims about the
+    evidence (about 2% of all articles name another law like this), so a law named without an article and a bare
+    article are left unflagged; an article it cites (《…》第X条) is still checked."""
     local = [d for d in evidence if not is_web(d)]
     web = [d for d in evidence if is_web(d)]
     check = CitationCheck(text=text)
@@ -84,20 +117,33 @@ def verify_citations(text: str, evidence: list[Document], flag_law_names: bool =
     def law_citation(match: re.Match[str]) -> str:
         if match.group(2) is None:  # a law named without an article: fine if any evidence is from that law
             same_law = any(_same_law(match.group(1), str(d.meta.get("law", ""))) for d in local)
-            return resolve(match, None, named_law_only=same_law or not flag_law_names)
+            return resolve(match, None, named_law_only=same_law or not model_wrote)
         return resolve(match, cited_article(match, local))
 
     def web_citation(match: re.Match[str]) -> str:
         return resolve(match, next((d for d in web if d.meta.get("evidence_label") == f"网页{match.group(1)}"), None))
 
-    check.text = WEB_CITATION_RE.sub(web_citation, LAW_CITATION_RE.sub(law_citation, text))
+    def bare_citation(match: re.Match[str], text: str) -> str:
+        checkable, doc = bare_article_target(match, text, local, context)
+        return resolve(match, doc) if checkable else match.group(0)
+
+    text = LAW_CITATION_RE.sub(law_citation, text)
+    if model_wrote:
+        pieces, position = [], 0
+        for match in bare_citations(text):
+            pieces += [text[position:match.start()], bare_citation(match, text)]
+            position = match.end()
+        text = "".join(pieces) + text[position:]
+    check.text = WEB_CITATION_RE.sub(web_citation, text)
     return check
 
 
 def bare_citations(text: str, end: int | None = None) -> list[re.Match[str]]:
     """``第X条`` citations without a law name: not part of a ``《法名》第X条``, nor right after an unbracketed law
-    name (“民法典第五条”), which could be any law."""
+    name (“民法典第五条”), which could be any law, nor a count of something else (“第一条建议”), nor one already
+    marked."""
     named = [m.span() for m in LAW_CITATION_RE.finditer(text, 0, len(text) if end is None else end)]
     return [m for m in BARE_ARTICLE_RE.finditer(text, 0, len(text) if end is None else end)
             if not any(start <= m.start() < stop for start, stop in named)
-            and not text[:m.start()].rstrip().endswith(LAW_NAME_ENDINGS)]
+            and not text[:m.start()].rstrip().endswith(LAW_NAME_ENDINGS)
+            and not text.startswith(NOT_ARTICLES_AFTER, m.end()) and not text.startswith(UNVERIFIED_MARK, m.end())]

@@ -202,3 +202,17 @@ def test_a_bare_article_number_after_an_unbracketed_law_name_or_with_several_law
                                                      "key": "示例交通法第一条"})
     text = f"【法律解释】\n第二十一条：{articles['第十九条'].content[:30]}\n【建议】好。"
     assert check(text, [*evidence, other]).quotes_checked == 0  # two laws: a bare number is ambiguous
+
+
+def test_a_quote_after_a_bare_article_of_the_law_in_context_is_checked(evidence, articles):
+    """Issue 63, item 5: with two laws in the evidence a bare 第X条 was never checked; the law named before it
+    decides which article it is, and its quote is checked as for a full citation."""
+    other = Document(content="机动车应当按规定停放。", meta={"law": "示例交通法", "article_no": "第一条",
+                                                     "key": "示例交通法第一条"})
+    text = f"【法律解释】\n《{LABOUR}》第十九条规定了试用期。第二十一条规定：“试用期最长不得超过九个月。”\n【建议】好。"
+    checked = check(text, [*evidence, other])
+    assert checked.quotes_checked == 1 and checked.quotes_replaced  # the wrong wording became the store's
+    assert articles["第二十一条"].content[:12] in checked.text and "九个月" not in checked.text
+    flagged = check(f"【法律解释】\n《{LABOUR}》第十九条规定了试用期。第九十九条另有规定。\n【建议】好。",
+                    [*evidence, other])
+    assert flagged.unverified == ["第九十九条"] and f"第九十九条{UNVERIFIED_MARK}" in flagged.text
