@@ -40,7 +40,7 @@ from document_store.text_files import FileLoadError
 from helpers.records.contracts import PIPELINE_MODES, Mode, RetrievalPath
 from helpers.records.result import RAGResult
 from helpers.statutes.versions import parse_as_of, version_mark, with_versions
-from interfaces.cli_beside_server import beside_server
+from interfaces.cli_beside_server import beside_server, refuse_beside_server
 from interfaces.cli_output import (
     keep_last_answer,
     print_feedback,
@@ -317,6 +317,7 @@ def main(argv: list[str] | None = None, extensions: Sequence[CliExtension] | Non
     try:
         settings = Settings.from_env()
         try:
+            refuse_beside_server(args, settings)
             commands[args.command](args, settings)
         except StoreLockedError as error:
             beside_server(args, settings, error)

@@ -262,6 +262,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="a command to run (to its end, output passed through) before the deployments load, while "
                              "the server already listens; `python -m pipelines serve` passes its `prepare`")
     args = parser.parse_args(argv)
+    refuse_a_second_server()
     command = shlex.split(args.prepare_command)
     preparation = Preparation(command) if command else None
     # uvicorn stops gracefully on SIGTERM, then raises the signal again with the handler it found: by default that
@@ -276,6 +277,19 @@ def main(argv: list[str] | None = None) -> None:
             preparation.stop()
 
 
+def refuse_a_second_server() -> None:
+    """Exit with `STARTUP_FAILED_EXIT_CODE` when another `serve` of this project owns the embedded store, before
+    anything (its `prepare` either) opens it; the other server's record is left as it is."""
+    from config.settings import Settings
+    from interfaces.server_record import running_server
+
+    settings = Settings.from_env()
+    if not settings.qdrant_url and (other := running_server(settings.qdrant_path)) is not None:
+        print(f"error: the knowledge bases at {settings.qdrant_path} are served by another `serve` (pid {other.pid}, "
+              f"{other.url}); stop it first, or give this one its own QDRANT_PATH", file=sys.stderr)
+        sys.exit(STARTUP_FAILED_EXIT_CODE)
+
+
 def serve(host: str, port: int, preparation: Preparation | None) -> None:
     """Run the server until it is stopped; exit with `STARTUP_FAILED_EXIT_CODE` when it could not start."""
     import uvicorn
@@ -283,19 +297,19 @@ def serve(host: str, port: int, preparation: Preparation | None) -> None:
     from config.settings import Settings
     from interfaces.server_record import client_url, remove_server_record, write_server_record
 
+    settings = Settings.from_env()
+    # the CLI that finds an embedded knowledge base in use asks this server instead (`interfaces.server_record`)
+    owned = None if settings.qdrant_url else settings.qdrant_path
     server: uvicorn.Server | None = None
 
     def stop_server() -> None:
         assert server is not None
         server.should_exit = True  # read by uvicorn's main loop within a tenth of a second
 
-    settings = Settings.from_env()
     keep_torch_out(settings.embedding_backend, settings.reranker)  # before the LLM's thread imports Haystack
     start_llm_early(settings, None if preparation is None else preparation.ended)
     app = create_server_app(stop_server, preparation)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, timeout_graceful_shutdown=5))
-    # the CLI that finds an embedded knowledge base in use asks this server instead (`interfaces.server_record`)
-    owned = None if settings.qdrant_url else settings.qdrant_path
     if owned is not None:
         write_server_record(owned, client_url(host, port))
     try:

@@ -1,7 +1,8 @@
-"""The CLI's way to a running `serve`: one deployment call over HTTP, its errors as one-line `ServerRequestError`s.
+"""The CLI's way to a running `serve`: deployment calls over HTTP, their errors as one-line `ServerRequestError`s.
 
 Used when the embedded knowledge base is owned by this project's server (`interfaces.server_record`): ``ask``,
-``search`` and ``stats`` send their request there instead of failing with "in use".
+``search``, ``stats`` and ``feedback`` send their request there instead of failing with "in use", and ``index``
+submits an index job (`request` with a multipart form) and follows it.
 
 Usage::
 
@@ -40,13 +41,17 @@ class ServerClient:
         return self.post(f"/{deployment}/run", payload)["result"]
 
     def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """``POST path`` with a JSON body: the JSON answer; waits while the server is still starting (503 with
-        ``Retry-After``)."""
+        """``POST path`` with a JSON body: the JSON answer."""
+        return self.request("POST", path, json=payload)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """``method path`` (``kwargs`` as httpx takes them: ``json``, ``data``, ``files``): the JSON answer; waits
+        while the server is still starting (503 with ``Retry-After``)."""
         deadline = time.monotonic() + self.starting_wait
         while True:
             try:
-                response = httpx.post(f"{self.url}{path}", json=payload, headers=self.headers,
-                                      timeout=httpx.Timeout(self.timeout, connect=5.0))
+                response = httpx.request(method, f"{self.url}{path}", headers=self.headers,
+                                         timeout=httpx.Timeout(self.timeout, connect=5.0), **kwargs)
             except httpx.HTTPError as error:
                 raise ServerRequestError(f"the server at {self.url} did not answer: {error}") from error
             if response.status_code == 503 and "Retry-After" in response.headers and time.monotonic() < deadline:

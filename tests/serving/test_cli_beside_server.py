@@ -1,6 +1,7 @@
 """The CLI beside a running `serve` (issue 50, item 3): ``ask``, ``search`` and ``stats`` are answered by the server
 that owns the embedded store, with the output they give without it (``feedback`` on the server's answer too);
-``index`` says in one line how to index through it; a store held by anything else is still "in use"."""
+``index`` becomes an index job of the server, never a second writer (issue 63, item 4); a second `serve` on the same
+store exits at once and leaves the first's record; a store held by anything else is still "in use"."""
 
 import json
 import os
@@ -9,18 +10,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from harness.app_server import index_laws, server_env
 from harness.openai_server import ScriptedOpenAIServer
 from harness.server_process import ServerProcess
+from interfaces.launch import serve_command
 from interfaces.server_record import RECORD_FILE, client_url, read_server_record, running_server, write_server_record
+from llm_access.embedded_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"
 HOLD_THE_STORE = ("import time\nfrom config.settings import Settings\nfrom pipelines.stores import open_document_store\n"
                   "open_document_store(Settings.from_env())\nprint('open', flush=True)\ntime.sleep(120)")
+HANDBOOK = "# 员工手册\n第一条 员工应当遵守考勤制度。\n第二条 年休假按国家规定执行。\n"
 COMMANDS = {
     "search": ["search", QUESTION, "--top-k", "5"],
     "stats": ["stats"],
@@ -59,10 +64,17 @@ def beside(tmp_path_factory, e5_model):
         alone = {name: cli(env, *args) for name, args in COMMANDS.items()}
         with ServerProcess(env, log_path=data.parent / "server.log") as app:
             served = {name: cli(env, *args) for name, args in COMMANDS.items()}
-            index = cli(env, "index", "--laws", "民法典", "--quiet")
+            handbook = data.parent / "员工手册.md"
+            handbook.write_text(HANDBOOK, encoding="utf-8")
+            index = cli(env, "index", "--collection", "handbook", "--files", str(handbook))  # a knowledge base
+            versions = cli(env, "index", "--laws", "民法典", "--versions")                  # the server had not opened
+            port = free_port()
+            command, second_env = serve_command("127.0.0.1", port)
+            second = subprocess.run(command, env={**second_env, **{k: v for k, v in env.items() if v is not None}},
+                                    capture_output=True, text=True, timeout=120, check=False, cwd=ROOT)
             feedback = cli(env, "feedback", "--last", "👎", "--article", "个人信息保护法第十四条")
             yield {"data": data, "env": env, "alone": alone, "served": served, "index": index, "app": app,
-                   "feedback": feedback}
+                   "feedback": feedback, "versions": versions, "second": second}
 
 
 def test_ask_search_and_stats_answer_beside_the_server_as_without_it(beside):
@@ -95,12 +107,26 @@ def test_the_server_records_itself_and_removes_the_record_when_it_stops(beside):
     assert record.url == beside["app"].base_url and running_server(folder) == record
 
 
-def test_index_beside_the_server_says_in_one_line_how_to_index_through_it(beside):
+def test_index_beside_the_server_is_an_index_job_of_the_server(beside):
+    """Issue 63, item 4: `index --collection X --files f` wrote to the store itself while `serve` owned it (the
+    server had not opened X, so nothing was locked)."""
     done = beside["index"]
-    assert done.returncode == 2 and done.stdout == ""
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in done.stderr
-    assert f"curl -X POST {beside['app'].base_url}/index/run" in lines[0] and "-F laws=民法典" in lines[0]
+    assert done.returncode == 0, done.stderr
+    assert "index job" in done.stderr and "indexing 2/2" in done.stderr
+    assert done.stdout.splitlines()[0].split() == ["added", "2", "file:员工手册.md"]  # as `index` prints it alone
+    jobs = httpx.get(f"{beside['app'].base_url}/index/jobs", timeout=10).json()["jobs"]
+    assert [(j["knowledge_base"], j["status"]) for j in jobs if j["knowledge_base"] == "handbook"] == [
+        ("handbook", "done")]  # the server wrote it: its own job
+    versions = beside["versions"]
+    assert versions.returncode == 2 and "stop it to index with --versions" in versions.stderr
+
+
+def test_a_second_server_on_the_same_store_exits_and_leaves_the_first_ones_record(beside):
+    second = beside["second"]
+    assert second.returncode == 3, second.stderr[-2000:]
+    assert f"served by another `serve` (pid {beside['app'].process.pid}" in second.stderr
+    record = read_server_record(beside["data"] / "qdrant")
+    assert record is not None and record.pid == beside["app"].process.pid
 
 
 def test_a_store_held_by_something_else_is_still_in_use(beside, tmp_path):
