@@ -45,6 +45,7 @@ class ScriptedOpenAIServer(LocalHTTPServer):
         self.rules: list[Rule] = []
         self.requests: list[dict[str, Any]] = []
         self.aborted = threading.Event()  # set when a client closed a streamed reply before its end
+        self.aborted_requests: list[dict[str, Any]] = []  # the requests whose streamed reply was closed early
         self._lock = threading.Lock()
         super().__init__()
 
@@ -110,6 +111,7 @@ class ScriptedOpenAIServer(LocalHTTPServer):
                         self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                         self.wfile.flush()
                     except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: so does a server
+                        outer.aborted_requests.append(body)
                         outer.aborted.set()
                         return
                     time.sleep(rule.chunk_delay)

@@ -33,12 +33,11 @@ from application.validation import MAX_QUERY_CHARS, validate_query
 from document_store.errors import StoreConfigError, StoreLockedError
 from document_store.statute_db import UnknownLawError
 from document_store.text_files import FileLoadError
-from helpers.records.cancellation import Cancellation, RunCancelled
+from helpers.records.cancellation import Cancellation, RunCancelled, cancelling, current_cancellation
 from helpers.records.contracts import CHAT_MODES, PIPELINE_MODES, Mode
 from helpers.records.result import RAGResult
 from helpers.statutes.citations import UNVERIFIED_MARK
 from helpers.statutes.versions import parse_as_of, with_versions
-from interfaces.disconnects import request_cancellation
 from llm_access.call_policy import LLMComponent
 
 logger = logging.getLogger(__name__)
@@ -63,6 +62,8 @@ def http_errors() -> Iterator[None]:
     indexed (delete) 409, locked or misconfigured store 503, a pipeline failure a 500 that names the stage (details in the server log, none to the client)."""
     try:
         yield
+    except RunCancelled as error:
+        raise cancelled(error) from None
     except UnknownKnowledgeBaseError as error:
         raise bad_request(str(error), 404) from error
     except KnowledgeBaseBusyError as error:
@@ -72,12 +73,19 @@ def http_errors() -> Iterator[None]:
     except CLIENT_ERRORS as error:
         raise bad_request(str(error)) from error
     except PipelineRuntimeError as error:
-        if isinstance(error.__cause__, RunCancelled):  # the client went away while a component streamed
-            raise error.__cause__ from None
+        if isinstance(error.__cause__, RunCancelled):  # the client went away, or the server is stopping
+            raise cancelled(error.__cause__) from None
         if isinstance(error.__cause__, FilterError):
             raise bad_request(f"invalid filters: {error.__cause__}") from error
         logger.exception("pipeline failed in component {component}", component=error.component_name)
         raise bad_request(f"内部错误（{error.component_name}），请稍后重试；详情见服务器日志", 500) from error
+
+
+def cancelled(error: RunCancelled) -> HTTPException:
+    """A run stopped by its cancellation: one log line (no traceback) and a 503 that says why (the client that
+    left reads nothing; one whose server is stopping reads this)."""
+    logger.info("run stopped: {reason}", reason=str(error))
+    return bad_request(f"请求已取消：{error}", 503)
 
 
 def warnings_note(warnings: list[str]) -> str:
@@ -175,12 +183,12 @@ class ChatAPI:
         day (``YYYY-MM-DD``) instead of today's (the result warns of a law it names that is held in no version of
         that day).
 
-        Inside an HTTP request the run is cancelled when its client disconnects (`request_cancellation`); the answer
-        is then streamed from the LLM even when the response is not, so that its generation stops with the run."""
-        cancel = cancel or request_cancellation()
+        Inside an HTTP request the run is cancelled when its client disconnects or the server stops
+        (`current_cancellation`); every LLM call of the run then stops (`llm_access.call_policy`)."""
+        cancel = cancel or current_cancellation()
         if cancel is not None and streaming_callback is None and mode in PIPELINE_MODES:
             streaming_callback = stops_with(cancel)
-        with http_errors():
+        with http_errors(), cancelling(cancel):
             query, top_k, filters = self._checked(query, mode, top_k, filters, as_of)
             check_knowledge_base(knowledge_base)
             if mode == Mode.RETRIEVE:
@@ -230,7 +238,9 @@ class ChatAPI:
         pieces: asyncio.Queue[Any] = asyncio.Queue()
         done = object()
         outcome: dict[str, Any] = {}
-        cancel = Cancellation()
+        cancel = Cancellation()  # the request's (`current_cancellation`) ends with this generator: the stream's own
+        if (request := current_cancellation()) is not None:
+            request.on_cancel(lambda: cancel.cancel(request.reason))  # the server stopping cancels it too
 
         def put(item: Any) -> None:
             try:
@@ -251,9 +261,7 @@ class ChatAPI:
                 step = on_step if options["mode"] in PIPELINE_MODES else None
                 outcome["result"] = self.ask(query, streaming_callback=on_chunk, on_step=step, cancel=cancel,
                                              **options)
-            except RunCancelled:
-                logger.info("chat stream cancelled: the client went away")
-            except HTTPException as error:
+            except HTTPException as error:  # a cancelled run too: 请求已取消：<why>
                 outcome["error"] = str(error.detail)
             except Exception as error:  # noqa: BLE001 - reported to the client, never kills the worker
                 logger.error("chat stream failed: {error}", error=str(error))
@@ -282,7 +290,7 @@ class ChatAPI:
             result.trace["condensed"] = condensed
             yield PipelineEvent(type="rag_result", data=result.to_dict())
         finally:
-            cancel.cancel()  # a client that left mid-stream: the run stops at its next check
+            cancel.cancel("the client disconnected")  # a client that left mid-stream: the run stops
 
     @staticmethod
     def unsent_part(streamed: str, answer: str, unverified: list[str]) -> str:

@@ -190,7 +190,7 @@ def create_server_app(stop_server: Callable[[], None] | None = None,
     configure_hayhooks(settings)
     from hayhooks import create_app
 
-    from interfaces.disconnects import DisconnectMiddleware
+    from interfaces.disconnects import DisconnectMiddleware, InFlight
     from interfaces.error_responses import InternalErrorMiddleware, http_error, validation_error
     from interfaces.feedback_api import add_feedback_routes
     from interfaces.index_jobs_api import add_index_job_routes
@@ -231,7 +231,8 @@ def create_server_app(stop_server: Callable[[], None] | None = None,
     add_feedback_routes(app)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_middleware(DisconnectMiddleware)
+    app.state.in_flight = InFlight()  # drained on SIGTERM (`DrainingServer`)
+    app.add_middleware(DisconnectMiddleware, in_flight=app.state.in_flight)
     app.add_middleware(StatusGate, deployments=deployments)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.api_key:
@@ -309,7 +310,10 @@ def serve(host: str, port: int, preparation: Preparation | None) -> None:
     keep_torch_out(settings.embedding_backend, settings.reranker)  # before the LLM's thread imports Haystack
     start_llm_early(settings, None if preparation is None else preparation.ended)
     app = create_server_app(stop_server, preparation)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, timeout_graceful_shutdown=5))
+    from interfaces.draining import DrainingServer  # after keep_torch_out: it imports Haystack
+
+    server = DrainingServer(uvicorn.Config(app, host=host, port=port, log_config=None, timeout_graceful_shutdown=5),
+                            app.state.in_flight)
     if owned is not None:
         write_server_record(owned, client_url(host, port))
     try:

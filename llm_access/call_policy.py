@@ -18,7 +18,8 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from types import TracebackType
+from typing import Any, ClassVar, Self
 
 from haystack import component, default_from_dict, default_to_dict, logging
 from haystack.components.generators.chat import OpenAIChatGenerator
@@ -27,7 +28,7 @@ from haystack.dataclasses import ChatMessage, ChatRole
 from openai import APIConnectionError, APITimeoutError, InternalServerError, OpenAIError, RateLimitError, Stream
 
 from helpers.checks.prompt_guard import PromptLeakGuard
-from helpers.records.cancellation import Cancellation, RunCancelled
+from helpers.records.cancellation import Cancellation, RunCancelled, current_cancellation
 
 logger = logging.getLogger(__name__)
 
@@ -135,12 +136,15 @@ class LLMComponent:
             for guard in reversed(guards):  # the first guard sees the raw chunks, and forwards to the next
                 stream = guard.stream_filter(stream)
                 filters.append(stream)
+        cancel = current_cancellation()
         for attempt in (1, 2):
             try:
-                result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
-                                                 streaming_callback=stream, **({"tools": tools} if tools else {}))
+                with StoppableCall(self, cancel, stream, streamable=not tools and not self.needs_logprobs) as call:
+                    result = self.chat_generator.run(messages=messages, generation_kwargs=generation_kwargs,
+                                                     streaming_callback=call.callback,
+                                                     **({"tools": tools} if tools else {}))
                 break
-            except RunCancelled as cancelled:  # the streaming callback's caller went away
+            except RunCancelled as cancelled:  # the run's caller went away, or the server is stopping
                 _close_streams(cancelled)
                 raise
             except (APITimeoutError, APIConnectionError, RateLimitError, InternalServerError) as error:
@@ -170,6 +174,64 @@ class LLMComponent:
         reply = replies[0] if text == replies[0].text else ChatMessage.from_assistant(
             text=text, tool_calls=tool_calls, meta=replies[0].meta)  # what a guard removed is gone from the reply too
         return LLMCall(text, None, time.perf_counter() - started, reply, removed)
+
+
+class StoppableCall:
+    """One LLM call that stops when its run is cancelled (`helpers.records.cancellation.current_cancellation`).
+
+    Where the reply can be streamed (no tools, no logprobs) it is, even when nobody reads the chunks: each chunk
+    checks the cancellation, and a raised `RunCancelled` closes the HTTP stream, which stops llama.cpp's
+    generation at its next token (a non-streamed one runs to its end for nobody). A call cancelled before its
+    first chunk (the embedded server still reading the prompt, tens of seconds for a long one on 2 cores) has the
+    embedded server stopped at once: restarted on its port, in a thread, when this is its only call in flight.
+    Any failure of a cancelled call is `RunCancelled`, never an error to retry."""
+
+    _in_flight: ClassVar[dict[str, int]] = {}  # calls per endpoint, in this process
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, owner: "LLMComponent", cancel: Cancellation | None, callback: Any, streamable: bool) -> None:
+        self.owner, self.cancel, self.endpoint = owner, cancel, owner._endpoint()
+        self.first_chunk = threading.Event()
+        self.callback = callback
+        if cancel is not None and (callback is not None or streamable):
+            self.callback = self._checked
+        self._forwarded = callback
+        self._unregister: Any = None
+
+    def _checked(self, chunk: Any) -> None:
+        self.first_chunk.set()
+        assert self.cancel is not None
+        self.cancel.check()
+        if self._forwarded is not None:
+            self._forwarded(chunk)
+
+    def _stop_now(self) -> None:
+        if self.first_chunk.is_set():
+            return  # streaming: the next chunk raises
+        with self._lock:
+            alone = self._in_flight.get(self.endpoint, 0) == 1
+        if alone:  # no other caller's generation is cut
+            threading.Thread(target=self.owner._abort_generation, daemon=True, name="llm-abort").start()
+
+    def __enter__(self) -> Self:
+        if self.cancel is not None:
+            self.cancel.check()  # a run already cancelled makes no further call
+        with self._lock:
+            self._in_flight[self.endpoint] = self._in_flight.get(self.endpoint, 0) + 1
+        if self.cancel is not None:
+            self._unregister = self.cancel.on_cancel(self._stop_now)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if self._unregister is not None:
+            self._unregister()
+        with self._lock:
+            self._in_flight[self.endpoint] -= 1
+        if error is not None and not isinstance(error, RunCancelled) and self.cancel is not None \
+                and self.cancel.cancelled:  # the stream or the server stopped under it: not an LLM failure
+            _close_streams(error)
+            raise RunCancelled(f"the run was cancelled: {self.cancel.reason}") from None
 
 
 def _close_streams(error: BaseException) -> None:

@@ -244,11 +244,12 @@ def shared_server(gguf_path: str | Path, *, logprobs: bool = False, **kwargs: ob
         return _shared
 
 
-def stop_shared_server() -> None:
-    """Stop the shared server now (its memory back before long work such as training); the next
-    `shared_server` call starts a new one."""
+def stop_shared_server(timeout: float = 10.0) -> None:
+    """Stop the shared server now (its memory back before long work such as training; a server shutting down);
+    killed after ``timeout`` seconds (a generation in flight would hold a graceful stop). The next `shared_server`
+    call starts a new one."""
     global _shared
     with _shared_lock:
         if _shared is not None:
-            _shared.stop()
+            _shared.stop(timeout=timeout)
             _shared = None
