@@ -1,7 +1,8 @@
 """Answer feedback: 👍 / 👎 and "the right article is …", kept durably and turned into training pairs.
 
-Every answer gets an ``answer_id``. The server keeps its newest answers in an `AnswerRegistry`; the CLI keeps its
-last one in a file (`save_last_answer`). ``POST /feedback``, the web UI's buttons and ``python -m pipelines
+Every answer gets an ``answer_id``. The server keeps its newest answers in an `AnswerRegistry`, on disk so that
+they outlive a restart (``DATA_DIR/feedback/answers.jsonl``); the CLI keeps its last one in a file
+(`save_last_answer`). ``POST /feedback``, the web UI's buttons and ``python -m pipelines
 feedback`` add a record to the `FeedbackLog`: ``DATA_DIR/feedback/feedback.jsonl``, one JSON line per record, with
 the question, the evidence keys, the cited keys and the answer. Each record is appended with one ``O_APPEND`` write
 and fsync'd before the call returns, so a kill loses at most the record being written, never an earlier one (a torn
@@ -33,9 +34,11 @@ from typing import Any
 
 from components.retrievers.citation_lookup import CitationLookup
 from document_store.statute_store import StatuteStore
+from helpers.checks.user_text import shown
 from helpers.records.result import RAGResult
 
 FEEDBACK_FILE = Path("feedback") / "feedback.jsonl"
+ANSWERS_FILE = Path("feedback") / "answers.jsonl"  # the server's newest answers (`AnswerRegistry`)
 LAST_ANSWER_FILE = Path("feedback") / "last_answer.json"
 UP, DOWN = "up", "down"
 VERDICTS = {"up": UP, "👍": UP, "down": DOWN, "👎": DOWN}
@@ -78,29 +81,84 @@ class AnsweredQuestion:
 
 
 class AnswerRegistry:
-    """The newest ``size`` answers of this process by ``answer_id``; thread-safe."""
+    """The newest ``size`` answers by ``answer_id``; thread-safe. With a ``path`` they survive a restart: each one
+    is appended there as it is remembered (one fsync'd line) and read back at start, so feedback on an answer the
+    web UI still shows works after the server restarted; the file is rewritten with the newest ``size`` once it
+    holds twice as many."""
 
-    def __init__(self, size: int = REMEMBERED_ANSWERS) -> None:
+    def __init__(self, size: int = REMEMBERED_ANSWERS, path: Path | None = None) -> None:
         if size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
-        self.size = size
+        self.size, self.path = size, path
         self._answers: OrderedDict[str, AnsweredQuestion] = OrderedDict()
         self._lock = threading.Lock()
+        self._lines = 0  # the lines in the file
+        if path is not None:
+            self._load(path)
+
+    def _load(self, path: Path) -> None:
+        try:
+            lines = path.read_bytes().splitlines()
+        except FileNotFoundError:
+            return
+        self._lines = len(lines)
+        for line in lines:
+            try:
+                answered = AnsweredQuestion.from_dict(json.loads(line))
+            except (ValueError, KeyError, TypeError):  # a line torn by a kill
+                continue
+            self._keep(answered)
+
+    def _keep(self, answered: AnsweredQuestion) -> None:
+        self._answers[answered.answer_id] = answered
+        self._answers.move_to_end(answered.answer_id)
+        while len(self._answers) > self.size:
+            self._answers.popitem(last=False)
 
     def remember(self, result: RAGResult, question: str) -> AnsweredQuestion:
         answered = AnsweredQuestion.of(result, question)
         with self._lock:
-            self._answers[answered.answer_id] = answered
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
+            self._keep(answered)
+            if self.path is not None:
+                append_line(self.path, (json.dumps(answered.to_dict(), ensure_ascii=False) + "\n").encode("utf-8"))
+                self._lines += 1
+                if self._lines > 2 * self.size:
+                    self._rewrite(self.path)
         return answered
+
+    def _rewrite(self, path: Path) -> None:
+        """The file with the answers held now only (temp file, fsync, rename)."""
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(a.to_dict(), ensure_ascii=False) + "\n" for a in self._answers.values())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        self._lines = len(self._answers)
 
     def get(self, answer_id: str) -> AnsweredQuestion:
         with self._lock:
             if answer_id in self._answers:
                 return self._answers[answer_id]
-        raise UnknownAnswerError(f"unknown answer_id {answer_id!r}: feedback is taken for this server's newest "
+        raise UnknownAnswerError(f"unknown answer_id {shown(answer_id)}: feedback is taken for this server's newest "
                                  f"{self.size} answers")
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` with one ``O_APPEND`` write and fsync it; a line torn by a kill before it is closed first,
+    so the new one starts a line of its own. Callers serialise their own writes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        written = 0
+        while written < len(line):
+            written += os.write(fd, line[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def parse_verdict(value: Any) -> str | None:
@@ -168,19 +226,8 @@ class FeedbackLog:
         return record
 
     def _append(self, line: bytes) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":  # a record torn by a kill: start a line of our own
-                    line = b"\n" + line
-                written = 0
-                while written < len(line):
-                    written += os.write(fd, line[written:])
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            append_line(self.path, line)
 
     def records(self) -> list[dict[str, Any]]:
         """Every complete record, oldest first (a torn or foreign line is skipped)."""

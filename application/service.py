@@ -19,7 +19,14 @@ from typing import Any
 from haystack import logging
 
 from application.agent_mode import KnowledgeAgent
-from application.feedback import FEEDBACK_FILE, AnswerRegistry, FeedbackLog, parse_verdict, resolve_article
+from application.feedback import (
+    ANSWERS_FILE,
+    FEEDBACK_FILE,
+    AnswerRegistry,
+    FeedbackLog,
+    parse_verdict,
+    resolve_article,
+)
 from application.rag import AgenticRAG
 from config.settings import Settings
 from document_store.knowledge_bases import delete_knowledge_base, list_knowledge_bases
@@ -65,7 +72,7 @@ class RAGService:
         self._lock = threading.RLock()  # guards the dicts only, never held while building
         self._build_locks: dict[str, threading.Lock] = {}
         self._index_locks: dict[str, threading.Lock] = {}
-        self.answers = AnswerRegistry()
+        self.answers = AnswerRegistry(path=self.settings.data_dir / ANSWERS_FILE)
         self.feedback_log = FeedbackLog(self.settings.data_dir / FEEDBACK_FILE)
 
     def rag(self, name: str | None = None, create: bool = False) -> AgenticRAG:

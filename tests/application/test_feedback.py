@@ -120,6 +120,25 @@ def test_the_registry_keeps_the_newest_answers():
         AnswerRegistry(size=0)
 
 
+def test_the_registry_on_disk_survives_a_restart_and_stays_small(tmp_path):
+    """Issue 63, item 7: feedback on an answer from before a restart was a 404, while the UI restores that answer."""
+    path = tmp_path / "feedback" / "answers.jsonl"
+    first = AnswerRegistry(size=3, path=path)
+    ids = [first.remember(RAGResult(answer=f"答{i}", mode="rag", trace={}), f"问{i}").answer_id for i in range(7)]
+    with path.open("ab") as handle:
+        handle.write(b'{"answer_id": "torn')  # a kill mid-line
+    again = AnswerRegistry(size=3, path=path)  # the server restarted
+    assert [again.get(i).question for i in ids[-3:]] == ["问4", "问5", "问6"]
+    with pytest.raises(UnknownAnswerError):
+        again.get(ids[3])
+    later = again.remember(RAGResult(answer="答7", mode="rag", trace={}), "问7").answer_id
+    assert AnswerRegistry(size=3, path=path).get(later).answer == "答7"  # written on a line of its own
+    assert len(path.read_bytes().splitlines()) <= 2 * 3  # rewritten with the newest once it held twice as many
+    with pytest.raises(UnknownAnswerError) as error:
+        again.get("x" * 1_000_000)
+    assert len(str(error.value)) < 200  # a 1 MB id is not echoed back
+
+
 @pytest.fixture
 def pipl_store(settings, capsys):
     assert run_cli(capsys, "index", "--laws", PIPL, "--collection", "pipl", "--quiet")[0] == 0
