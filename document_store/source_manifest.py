@@ -149,10 +149,13 @@ class SourceManifest:
     def incomplete(self) -> list[SourceRecord]:
         return [r for r in self.all() if r.status != COMPLETE]
 
-    def mark_indexing(self, hashes: dict[str, str]) -> None:
-        """Record that the sources ``hashes`` names (source name -> content hash) are being written, in one write."""
+    def mark_indexing(self, hashes: dict[str, str], embedding: str = "",
+                      meta_hashes: dict[str, str] | None = None) -> None:
+        """Record that the sources ``hashes`` names (source name -> content hash) are being written, with the
+        embedder and metadata they are written with (what a resumed run must match to keep them), in one write."""
         now = time.time()
-        self._put(*(SourceRecord(source, INDEXING, content_hash, 0, now) for source, content_hash in hashes.items()))
+        self._put(*(SourceRecord(source, INDEXING, content_hash, 0, now, embedding=embedding,
+                                 meta_hash=(meta_hashes or {}).get(source, "")) for source, content_hash in hashes.items()))
 
     def mark_complete(self, records: list[SourceRecord]) -> None:
         """Record finished sources (see `completed`), in one write."""

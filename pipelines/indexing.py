@@ -207,14 +207,26 @@ class Indexer:
                      articles: dict[str, list[Document]], advance: Callable[[int], None],
                      slice_size: int | None) -> list[SourceResult]:
         """Write the group's articles (in slices of ``slice_size``, else in one pipeline run; the splitter passes
-        articles through unchanged) and mark its sources complete."""
-        self.manifest.mark_indexing({source.name: source.content_hash for source, _ in group})
+        articles through unchanged) and mark its sources complete. A source resumed with the text, embedder and
+        metadata of its interrupted run keeps the articles that run wrote (`_kept`): only the rest are embedded."""
+        kept = self._kept(group)
+        self.manifest.mark_indexing({source.name: source.content_hash for source, _ in group}, self.embedding,
+                                    {source.name: source.meta_hash for source, _ in group})
         for source, _ in group:
-            if counts.get(source.name):  # only a source already in the store has old articles to remove
+            if counts.get(source.name) and source.name not in kept:  # old articles of a source to remove
                 self.store.delete_by_filter({"field": "meta.source", "operator": "==", "value": source.name})
-        documents = [doc for source, _ in group for doc in articles[source.name]]
         written: dict[str, int] = {}
         lengths: dict[str, int] = {}
+        documents = []
+        for source, _ in group:
+            for doc in articles[source.name]:
+                if (doc.meta.get("key"), doc.content) not in kept.get(source.name, set()):
+                    documents.append(doc)
+                    continue
+                written[source.name] = written.get(source.name, 0) + 1
+                lengths[source.name] = lengths.get(source.name, 0) + sum(self.encoder.term_counts(doc).values())
+        if done := sum(written.values()):
+            advance(done)  # a resumed job's progress starts where its interrupted run stopped
         used_avgdl = avgdl
         step = slice_size or max(len(documents), 1)
         for start in range(0, len(documents), step):
@@ -235,6 +247,21 @@ class Indexer:
             logger.info("{action} {source}: {count} documents", action=result.action, source=result.source,
                         count=result.count)
         return results
+
+    def _kept(self, group: list[tuple[Source, str]]) -> dict[str, set[tuple[str | None, str | None]]]:
+        """The (key, text) of the articles already stored for each source of ``group`` resumed with the text,
+        embedder and metadata its interrupted run recorded (their vectors are this run's to the bit; their BM25
+        weights were made with that run's average length, the same unless other sources changed meanwhile, and
+        then within what `reweight` corrects)."""
+        same = {source.name for source, action in group if action == "resumed"
+                and (record := self.manifest.get(source.name)) is not None and record.embedding == self.embedding
+                and record.content_hash == source.content_hash and record.meta_hash == source.meta_hash}
+        kept: dict[str, set[tuple[str | None, str | None]]] = {name: set() for name in same}
+        if same:
+            for _, docs in self.store.scroll_sources(same):
+                for doc in docs:
+                    kept[doc.meta["source"]].add((doc.meta.get("key"), doc.content))
+        return kept
 
     def relabel(self, sources: list[Source], progress: bool = True) -> list[SourceResult]:
         """Rewrite the stored metadata of ``sources`` whose text and vectors are unchanged (e.g. a store indexed

@@ -89,6 +89,41 @@ def test_interrupted_run_is_detected_and_finished_by_the_next(store, settings, t
     assert store.count_documents() == 5
 
 
+def test_a_resumed_source_keeps_the_articles_its_interrupted_run_wrote(store, settings, tmp_path, monkeypatch):
+    """Issue 63, item 7: a job resumed after a kill started its progress and its work again from 0 (450 articles
+    redone). Now only what the interrupted run did not write is embedded and written."""
+    text = "# 规章\n" + "".join(f"第{n}条 第{n}项规定的内容。\n" for n in range(1, 11))
+    paths = [write(tmp_path / "规章.md", text)]
+    monkeypatch.setattr(indexing, "PROGRESS_SLICE", 4)  # the slices a followed job writes: 4 + 4 + 2
+    real_upsert = store.upsert
+    written: list[int] = []
+
+    def crash_on_second_slice(documents):
+        if len(written) == 1:
+            raise KeyboardInterrupt  # killed while the second slice is being written
+        written.append(len(documents))
+        return real_upsert(documents)
+
+    monkeypatch.setattr(store, "upsert", crash_on_second_slice)
+    with pytest.raises(KeyboardInterrupt):
+        Indexer(store, settings).index(file_sources(paths), progress=False, on_progress=lambda done, total: None)
+    assert written == [4] and store.count_documents() == 4
+
+    written.clear()
+    monkeypatch.setattr(store, "upsert", lambda documents: written.append(len(documents)) or real_upsert(documents))
+    progress: list[tuple[int, int]] = []
+    results = Indexer(store, settings).index(file_sources(paths), progress=False,
+                                             on_progress=lambda done, total: progress.append((done, total)))
+    assert [(r.action, r.count) for r in results] == [("resumed", 10)]
+    assert sum(written) == 6 and progress[0] == (4, 10) and progress[-1] == (10, 10)
+    assert store.count_documents() == 10 and SourceManifest(store).incomplete() == []
+    assert sorted(d.meta["key"] for d in store.filter_documents()) == sorted(f"规章第{n}条" for n in range(1, 11))
+    record = SourceManifest(store).get("file:规章.md")
+    fresh = Indexer(store, settings)
+    fresh.index(file_sources(paths), progress=False)  # unchanged now: the manifest agrees with what is stored
+    assert SourceManifest(store).get("file:规章.md") == record
+
+
 def test_bm25_matches_only_after_jieba_segmentation(store, settings, tmp_path):
     text = "# 规定\n第一条 处理个人信息应当取得个人同意。\n第二条 机动车应当按规定停放。\n"
     Indexer(store, settings).index(file_sources([write(tmp_path / "规定.md", text)]), progress=False)
