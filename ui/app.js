@@ -42,7 +42,7 @@ async function errorText(response) {
 
 async function callApi(name, payload) {
   const response = await fetch(`/${name}/run`, { method: "POST", headers: headers(), body: JSON.stringify(payload) });
-  if (!response.ok) throw new Error(await errorText(response));
+  if (!response.ok) throw Object.assign(new Error(await errorText(response)), { status: response.status });
   return (await response.json()).result;
 }
 
@@ -227,6 +227,23 @@ function showResult(message, box, body, result) {
 
 // ---------- feedback on an answer: 👍 / 👎 and the right article (POST /feedback) ----------
 let datalistCount = 0;
+// thumbs as inline SVG: the emoji rendered as empty boxes with the fonts a server machine has
+const THUMB = "M2 21h4V9H2v12zm20-11c0-1.1-.9-2-2-2h-6.3l1-4.6v-.3c0-.4-.2-.8-.4-1.1L13.2 1 6.6 7.6C6.2 8 6 8.5 6 9v10" +
+  "c0 1.1.9 2 2 2h9c.8 0 1.5-.5 1.8-1.2l3-7.1c.1-.2.2-.5.2-.7v-2z";
+function thumbButton(kind, label, title) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("class", "thumb");
+  svg.setAttribute("aria-hidden", "true");
+  const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", THUMB);
+  if (kind === "down") path.setAttribute("transform", "rotate(180 12 12)");
+  svg.append(path);
+  return el("button", { type: "button", class: kind, title }, svg, document.createTextNode(` ${label}`));
+}
+// "第十三" is a citation being typed: searched as 第十三条, so that it is suggested (the hybrid search of the bare
+// text ranked 第三十一条 first)
+function articleQuery(text) { return /第[〇零一二三四五六七八九十百千\d]+$/.test(text) ? `${text}条` : text; }
 function feedbackBar(result) {
   const bar = el("form", { class: "feedback" });
   const listId = `articles-${++datalistCount}`;
@@ -236,7 +253,7 @@ function feedbackBar(result) {
   const status = el("span", { class: "status" });
   const send = async (verdict) => {
     const text = article.value.trim();
-    if (!verdict && !text) { status.className = "status error"; status.textContent = "请选择 👍 / 👎 或填写正确的条文"; return; }
+    if (!verdict && !text) { status.className = "status error"; status.textContent = "请选择“有帮助”/“有问题”或填写正确的条文"; return; }
     bar.querySelectorAll("button").forEach((b) => { b.disabled = true; });
     try {
       const response = await fetch("/feedback", { method: "POST", headers: headers(), body: JSON.stringify(
@@ -259,14 +276,13 @@ function feedbackBar(result) {
     if (text.length < 2) return;
     timer = setTimeout(async () => {
       try {
-        const found = await callApi("agentic_rag", { query: text, mode: "retrieve", top_k: 8,
+        const found = await callApi("agentic_rag", { query: articleQuery(text), mode: "retrieve", top_k: 8,
                                                      knowledge_base: result.knowledge_base || null });
         options.replaceChildren(...(found.documents || []).map((d) => el("option", { value: String(d.key) })));
       } catch { /* suggestions are a help: typing a citation works without them */ }
     }, 300);
   });
-  bar.append(el("button", { type: "button", class: "up", title: "回答有帮助", text: "👍 有帮助" }),
-             el("button", { type: "button", class: "down", title: "回答有问题", text: "👎 有问题" }),
+  bar.append(thumbButton("up", "有帮助", "回答有帮助"), thumbButton("down", "有问题", "回答有问题"),
              article, options, el("button", { type: "submit", class: "send-article", text: "提交条文" }), status);
   bar.querySelector(".up").addEventListener("click", () => send("up"));
   bar.querySelector(".down").addEventListener("click", () => send("down"));
@@ -392,7 +408,17 @@ async function refreshKnowledgeBases(select) {
     }));
   } catch (error) {
     list.replaceChildren(el("li", { class: "status error", text: error.message }));
+    if (error.status === 401) askForKey();
   }
+}
+
+// The server needs a key (API_KEY) this browser has not given, or a wrong one: ask for it at once, not after a
+// question failed.
+function askForKey() {
+  $("kb-panel").hidden = false;
+  $("key-status").textContent = apiKey() ? "API 密钥不正确，请重新填写" : "服务器设置了 API 密钥：请先填写";
+  $("key-status").className = "status error";
+  $("api-key").focus();
 }
 
 async function deleteKnowledgeBase(name) {
@@ -576,7 +602,13 @@ $("new-chat").addEventListener("click", () => {
 $("citation-view").querySelector(".close").addEventListener("click", () => { $("citation-view").hidden = true; });
 $("upload-form").addEventListener("submit", upload);
 $("laws-form").addEventListener("submit", addLaws);
-$("key-form").addEventListener("submit", (e) => { e.preventDefault(); localStorage.setItem("apiKey", $("api-key").value.trim()); refreshKnowledgeBases(); });
+$("key-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  localStorage.setItem("apiKey", $("api-key").value.trim());
+  $("key-status").textContent = "";
+  refreshKnowledgeBases();
+  resumeIndexJob();
+});
 restoreConversation();
 refreshKnowledgeBases();
 resumeIndexJob();

@@ -147,6 +147,13 @@ def test_feedback_under_an_answer_suggests_articles_and_is_stored(page, server):
 
     message = ask(page, "处理个人信息需要告知什么", mode="rag")
     bar = message.locator("form.feedback")
+    # issue 63: the emoji rendered as empty boxes with the fonts `make` installs; the thumbs are drawn (SVG) now
+    for kind, label in (("up", "有帮助"), ("down", "有问题")):
+        button = bar.locator(f"button.{kind}")
+        assert button.locator("svg.thumb path").count() == 1 and button.inner_text().strip() == label
+    bar.locator("input").fill("个人信息保护法第十三")  # issue 63: suggested 第三十一条 but not 第十三条
+    page.wait_for_function("() => [...document.querySelectorAll('.msg.assistant:last-of-type form.feedback option')]"
+                           f".some(o => o.value === '{PIPL}第十三条')", timeout=30_000)
     bar.locator("input").fill("个人信息保护法 同意")
     page.wait_for_function("() => [...document.querySelectorAll('.msg.assistant:last-of-type form.feedback option')]"
                            f".some(o => o.value === '{PIPL}第十四条')", timeout=30_000)
@@ -459,3 +466,30 @@ def test_the_evaluator_judge_step_shows_probabilities(browser, evaluator_server)
     message.locator(".trace > summary").click()
     shot(page, "answer_evaluator_steps")
     context.close()
+
+
+def test_with_api_key_set_the_page_asks_for_the_key_before_the_first_question(browser, server, e5_model, tmp_path):
+    """Issue 63, item 8: with API_KEY set the knowledge-base list was empty, two 401s sat in the console, and the
+    key field stayed in the hidden panel until a question failed."""
+    data = tmp_path / "data"
+    index_laws(data, e5_model, [PIPL])
+    env = server_env(data, e5_model, server["llm"].base_url, API_KEY="ui-secret")
+    with ServerProcess(env, log_path=tmp_path / "server.log", headers={"Authorization": "Bearer ui-secret"}) as app:
+        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="zh-CN")
+        page = context.new_page()
+        try:
+            page.goto(f"{app.base_url}/")
+            page.wait_for_selector("#key-status:has-text('API 密钥')", timeout=30_000)
+            assert page.locator("#kb-panel").is_visible()
+            assert page.evaluate("document.activeElement.id") == "api-key"
+            assert page.locator("#key-status").inner_text() == "服务器设置了 API 密钥：请先填写"
+            page.locator("#api-key").fill("wrong")
+            page.locator("#key-form button").click()
+            page.wait_for_selector("#key-status:has-text('不正确')", timeout=30_000)
+            page.locator("#api-key").fill("ui-secret")
+            page.locator("#key-form button").click()
+            page.wait_for_selector("#kb-select option[value=statutes]", state="attached", timeout=30_000)
+            assert page.locator("#key-status").inner_text() == ""
+            shot(page, "api-key")
+        finally:
+            context.close()
