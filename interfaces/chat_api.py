@@ -328,5 +328,6 @@ class ChatAPI:
                 self.service.delete(name)
                 return {"deleted": name}
             if action == "stats":
+                check_knowledge_base(name)  # an empty name is a mistake, not the default knowledge base
                 return self.service.stats(name)
             raise ValueError(f"action must be 'list', 'stats' or 'delete', got {action!r}")

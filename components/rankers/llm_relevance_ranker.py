@@ -12,6 +12,7 @@ Usage::
     docs = ranker.run(query="公司收集个人信息需要同意吗", documents=fused_docs)["documents"]
 """
 
+import contextvars
 import logging as stdlib_logging
 import math
 import threading
@@ -133,8 +134,10 @@ class LLMRelevanceRanker(LLMComponent):
             self.warm_up()
         started = time.perf_counter()
         head, tail = documents[: top_n or self.top_n], documents[top_n or self.top_n :]
+        # each call runs in the caller's context: a cancelled run (`current_cancellation`) stops its calls too
+        contexts = [contextvars.copy_context() for _ in head]
         with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
-            scores = list(pool.map(lambda d: self._score(query, d), head))
+            scores = list(pool.map(lambda pair: pair[0].run(self._score, query, pair[1]), zip(contexts, head)))
         order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
         ranked = [replace(head[i], meta={**head[i].meta, "llm_relevance": scores[i]}) for i in order] + tail
         top_k = top_k or self.top_k

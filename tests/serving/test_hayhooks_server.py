@@ -95,6 +95,8 @@ def test_bad_input_is_a_400_with_a_message(server):
     assert response.status_code == 404
     response = run(server, {"query": QUESTION, "knowledge_base": ""})  # issue 46: silently the default before
     assert response.status_code == 400 and "knowledge_base" in response.json()["detail"]
+    stats = run(server, {"action": "stats", "name": " "}, name="knowledge_bases")  # issue 63: the default's stats
+    assert stats.status_code == 400 and "knowledge_base" in stats.json()["detail"]
     response = run(server, {"query": "问" * 100_000, "mode": "retrieve"})
     assert response.status_code == 400 and "limit is 2000" in response.json()["detail"]
     for top_k in (0, 51, -3, "many", True, 2.5):  # issue 46: JSON true was taken as 1

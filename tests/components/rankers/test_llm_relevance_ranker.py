@@ -38,3 +38,19 @@ def test_every_candidate_shares_the_question_prefix_and_only_the_passage_differs
     assert prefix.index("公司收集个人信息需要同意吗") < len(prefix) and "只回答" in prefix
     long_prompt = next(p for p in prompts if "第13条" in p)
     assert "处理个人信息应当取得个人同意。" in long_prompt and "例外情形说明很长" not in long_prompt
+
+
+def test_a_cancelled_run_stops_the_calls_of_every_worker(llm):
+    """Issue 63, item 1: the scoring calls run in worker threads, which did not see the run's cancellation."""
+    import pytest
+
+    from helpers.records.cancellation import Cancellation, RunCancelled, cancelling
+
+    llm.add_rule("法条", "否", top_logprobs=NO)
+    ranker = LLMRelevanceRanker(top_n=3, max_workers=3)
+    ranker.warm_up()
+    cancel = Cancellation()
+    cancel.cancel("the client disconnected")
+    with cancelling(cancel), pytest.raises(RunCancelled, match="the client disconnected"):
+        ranker.run(query="公司收集个人信息需要同意吗", documents=DOCS)
+    assert llm.requests == []  # no worker made its call
