@@ -44,12 +44,12 @@ from haystack_integrations.document_stores.qdrant.converters import (
 from document_store.edge_cache import DocumentCache
 from document_store.edge_filters import BOOL_TWINS, bool_twin, edge_filter
 from document_store.edge_points import to_document, to_point, to_write, twins
+from document_store.edge_records import EdgeRecords
 from document_store.edge_sizing import EXACT_BELOW, HNSW_EF, search_ef, shard_config, stored_dense_size
 from document_store.edge_warmup import read_payloads, warm_graph
 from document_store.errors import StoreConfigError, StoreLockedError
 from document_store.payload_indexes import PAYLOAD_INDEXES, SOURCE_FACET_LIMIT
 from document_store.qdrant_filters import qdrant_filter
-from document_store.source_manifest import EdgeRecords
 
 logger = logging.getLogger(__name__)
 

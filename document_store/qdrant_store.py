@@ -41,10 +41,10 @@ from qdrant_client import QdrantClient
 from qdrant_client.http import models as rest
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
+from document_store.collection_records import CollectionRecords
 from document_store.errors import StoreConfigError
 from document_store.payload_indexes import PAYLOAD_INDEXES, SOURCE_FACET_LIMIT
 from document_store.qdrant_filters import qdrant_filter
-from document_store.source_manifest import CollectionRecords
 from helpers.checks.user_text import shown
 
 logger = logging.getLogger(__name__)

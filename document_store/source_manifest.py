@@ -1,8 +1,8 @@
 """The record of what a knowledge base holds: one entry per source (a law or a file).
 
 Kept in Qdrant itself, beside the documents, so it lives wherever the store lives: a payload-only collection
-``<collection>__sources`` on a server (or in qdrant-client's local mode), a payload-only Edge shard in the folder
-``<path>__sources`` beside an Edge store's. A source is marked ``indexing`` before its
+``<collection>__sources`` on a server (or in qdrant-client's local mode: `document_store.collection_records`), a
+payload-only Edge shard in the folder ``<path>__sources`` beside an Edge store's (`document_store.edge_records`). A source is marked ``indexing`` before its
 articles are written and ``complete`` after, so an interrupted run is detected instead of silently
 answering from half an index.
 
@@ -18,21 +18,14 @@ Usage::
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
-
-from haystack import Document
-from haystack.document_stores.types import DuplicatePolicy
-from qdrant_client import QdrantClient, models
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from document_store.edge_store import QdrantEdgeDocumentStore
     from document_store.statute_store import StatuteStore
 
 INDEXING = "indexing"
 COMPLETE = "complete"
-_NAMESPACE = uuid.UUID("6f1b0a9c-4a55-4c1e-9f55-1d2b3c4d5e6f")
 
 
 @dataclass(frozen=True)
@@ -60,73 +53,6 @@ def completed(source: str, content_hash: str, count: int, embedding: str = "", l
     """The record of a finished source; ``bm25`` = the (k1, b, avgdl) its BM25 weights were computed with."""
     return SourceRecord(source, COMPLETE, content_hash, count, time.time(), embedding, length, *bm25,
                         meta_hash=meta_hash)
-
-
-class Records(Protocol):
-    """Where a manifest keeps its records: one payload per source name (each store gives its own,
-    `StatuteStore.source_records`)."""
-
-    def put(self, payloads: dict[str, dict[str, Any]]) -> None: ...  # source name -> payload, one write
-    def get(self, source: str) -> dict[str, Any] | None: ...
-    def all(self) -> list[dict[str, Any]]: ...
-    def remove(self, source: str) -> None: ...
-    def drop(self) -> None: ...
-
-
-class CollectionRecords:
-    """Records as payload-only points of a collection (``<collection>__sources``) of a server or local mode."""
-
-    def __init__(self, client: QdrantClient, collection: str) -> None:
-        self._client = client
-        self.collection = collection
-        if not client.collection_exists(collection):
-            client.create_collection(collection, vectors_config={})
-
-    def put(self, payloads: dict[str, dict[str, Any]]) -> None:
-        self._client.upsert(self.collection, wait=True, points=[
-            models.PointStruct(id=_point_id(source), vector={}, payload=payload) for source, payload in payloads.items()])
-
-    def get(self, source: str) -> dict[str, Any] | None:
-        points = self._client.retrieve(self.collection, [_point_id(source)], with_payload=True)
-        return points[0].payload if points and points[0].payload else None
-
-    def all(self) -> list[dict[str, Any]]:
-        payloads, offset = [], None
-        while True:
-            points, offset = self._client.scroll(self.collection, limit=1000, offset=offset, with_payload=True)
-            payloads.extend(p.payload for p in points if p.payload)
-            if offset is None:
-                return payloads
-
-    def remove(self, source: str) -> None:
-        self._client.delete(self.collection, points_selector=models.PointIdsList(points=[_point_id(source)]))
-
-    def drop(self) -> None:
-        self._client.delete_collection(self.collection)
-
-
-class EdgeRecords:
-    """Records as vector-less documents of an Edge store (the companion shard ``<path>__sources``)."""
-
-    def __init__(self, store: QdrantEdgeDocumentStore) -> None:
-        self._store = store
-
-    def put(self, payloads: dict[str, dict[str, Any]]) -> None:
-        self._store.write_documents([Document(id=source, meta=payload) for source, payload in payloads.items()],
-                                    policy=DuplicatePolicy.OVERWRITE)
-
-    def get(self, source: str) -> dict[str, Any] | None:
-        found = self._store.get_documents_by_id([source])
-        return found[0].meta if found else None
-
-    def all(self) -> list[dict[str, Any]]:
-        return [doc.meta for doc in self._store.filter_documents()]
-
-    def remove(self, source: str) -> None:
-        self._store.delete_documents([source])
-
-    def drop(self) -> None:
-        self._store.delete_documents([doc.id for doc in self._store.filter_documents()])
 
 
 class SourceManifest:
@@ -200,7 +126,3 @@ class SourceManifest:
     def drop(self) -> None:
         """Delete every record (when the knowledge base itself is deleted)."""
         self._records.drop()
-
-
-def _point_id(source: str) -> str:
-    return str(uuid.uuid5(_NAMESPACE, source))

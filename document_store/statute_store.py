@@ -16,14 +16,22 @@ Usage::
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from haystack import Document
 from haystack.dataclasses import SparseEmbedding
 from haystack.document_stores.types import DuplicatePolicy
 
-if TYPE_CHECKING:
-    from document_store.source_manifest import Records
+
+class Records(Protocol):
+    """Where a knowledge base's source manifest (`document_store.source_manifest`) keeps its records: one payload
+    per source name (each store gives its own, `StatuteStore.source_records`)."""
+
+    def put(self, payloads: dict[str, dict[str, Any]]) -> None: ...  # source name -> payload, one write
+    def get(self, source: str) -> dict[str, Any] | None: ...
+    def all(self) -> list[dict[str, Any]]: ...
+    def remove(self, source: str) -> None: ...
+    def drop(self) -> None: ...
 
 
 @runtime_checkable

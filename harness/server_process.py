@@ -19,7 +19,7 @@ from typing import Self
 import httpx
 
 from helpers.processes.stopping import stop_process
-from interfaces.launch import serve_command
+from interfaces.serve_command import serve_command
 from llm_access.embedded_server import free_port
 
 DEPLOYMENTS = frozenset({"agentic_rag", "index", "knowledge_bases"})

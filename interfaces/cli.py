@@ -49,7 +49,7 @@ from interfaces.cli_output import (
     print_warnings,
     show_answer,
 )
-from interfaces.launch import EXTENSIONS_GROUP, add_serve_arguments, exec_server
+from interfaces.serve_command import EXTENSIONS_GROUP, add_serve_arguments, exec_server
 from llm_access.embedded_server import LLMServerError
 from pipelines.stores import open_document_store
 
@@ -226,7 +226,7 @@ def stack_line(settings: Settings) -> str:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings, prepare: Sequence[str] = ()) -> None:
-    """Run the Hayhooks server in the foreground, as this very process (`interfaces.launch.exec_server`). With
+    """Run the Hayhooks server in the foreground, as this very process (`interfaces.serve_command.exec_server`). With
     ``prepare`` (a command that builds what is missing and then says which stack it built) the server runs it first;
     without, this says which stack it serves."""
     if not prepare:

@@ -3,7 +3,8 @@ the command line's libraries load (Haystack, torch and qdrant-client: about 3 s 
 otherwise spend before its server even starts, since the server and its ``prepare`` load them again); every other
 command, ``serve --no-prepare`` (which says which stack it serves) and ``serve --help`` are `interfaces.cli.main`'s.
 
-This module imports only the standard library and `config` at import time.
+This module imports only the standard library and `config` at import time (the server's command line is
+`interfaces.serve_command`); the command line itself is imported only for the commands other than ``serve``.
 
 Usage::
 
@@ -14,45 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-EXTENSIONS_GROUP = "agentic_rag.cli"  # the entry point group of command-line extensions (`interfaces.cli`)
-
-
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--host`` and ``--port`` (defaults: ``API_HOST``, ``API_PORT``), for every parser of ``serve``."""
-    parser.add_argument("--host", default=os.environ.get("API_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("API_PORT", "1416")))
-
-
-def prepare_command() -> list[str]:
-    """What the server runs before its deployments load: the tooling's ``prepare`` (`provisioning.commands`)."""
-    return [sys.executable, "-m", "pipelines", "prepare"]
-
-
-def serve_command(host: str, port: int, prepare: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment of the server (Hayhooks app + web UI, `interfaces/server_app.py`); it runs
-    ``prepare`` before it loads its deployments, while it already listens."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, "-m", "interfaces.server_app", "--host", host, "--port", str(port)]
-    return command + (["--prepare-command", shlex.join(prepare)] if prepare else []), env
-
-
-def exec_server(host: str, port: int, prepare: Sequence[str] = ()) -> None:
-    """Become the server (exec): a service manager's SIGTERM, or Ctrl-C, reaches the server itself, which stops
-    gracefully and stops the embedded LLM (and a running ``prepare``) with it."""
-    command, env = serve_command(host, port, prepare)
-    print(f"serving on http://{host}:{port}  (web UI: /ui/, OpenAI-compatible: /v1/chat/completions, model "
-          "agentic_rag)" + ("; /status says 'Preparing' until what a first answer needs is built" if prepare else ""),
-          flush=True)
-    os.chdir(ROOT)
-    os.execve(command[0], command, env)
+from interfaces.serve_command import EXTENSIONS_GROUP, add_serve_arguments, exec_server, prepare_command
 
 
 def tooling_installed() -> bool:

@@ -21,7 +21,7 @@ from application.feedback import FEEDBACK_FILE, FeedbackLog
 from application.validation import SAMPLE_QUESTION, validate_query
 from config.settings import Settings
 from interfaces.cli import CliExtension, build_parser, cmd_ask, cmd_index, cmd_serve, stack_line
-from interfaces.launch import prepare_command
+from interfaces.serve_command import prepare_command
 from provisioning.phases import Phases
 
 

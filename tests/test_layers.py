@@ -1,5 +1,6 @@
 """The layer contract of pyproject.toml ([tool.importlinter]) holds, and it does catch an upward import."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -43,3 +44,41 @@ def test_an_interface_importing_the_model_tooling_breaks_the_contract(tmp_path: 
     result = lint_imports(copy)
     assert result.returncode != 0
     assert "interfaces.cli -> provisioning.phases" in result.stdout
+
+
+PACKAGES = ("config", "helpers", "llm_access", "document_store", "components", "pipelines", "application",
+            "interfaces", "provisioning", "harness")
+
+
+CYCLES = """
+import grimp, json, sys
+graph = grimp.build_graph(*sys.argv[1:], cache_dir=None)
+print(json.dumps(sorted({tuple(sorted((module, imported))) for module in graph.modules
+                         for imported in graph.find_modules_directly_imported_by(module)
+                         if graph.chain_exists(importer=imported, imported=module)})))
+"""
+
+
+def import_cycles(root: Path) -> set[tuple[str, ...]]:
+    """Each pair of modules that import each other, directly or through others (imports under TYPE_CHECKING
+    count: they are how a cycle hides), found with grimp, import-linter's graph, in a process of its own (this
+    one has the modules of ``ROOT`` imported already)."""
+    result = subprocess.run([sys.executable, "-c", CYCLES, *PACKAGES], check=True, cwd=root, capture_output=True,
+                            text=True, timeout=120, env={"PYTHONPATH": str(root), "PATH": ""})
+    return {tuple(pair) for pair in json.loads(result.stdout)}
+
+
+def test_no_module_imports_itself_back() -> None:
+    """Issue 65: the store protocol, the source manifest and the Edge store imported each other, and so did the
+    console script and the command line."""
+    assert import_cycles(ROOT) == set()
+
+
+def test_a_planted_cycle_is_found(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", "data", "models", ".git", "test-artifacts",
+                                                              "*.jsonl", "node_modules", "__pycache__", "research",
+                                                              "benchmarks", "tests", "training_data", "notebooks"))
+    with open(copy / "document_store" / "statute_store.py", "a", encoding="utf-8") as handle:
+        handle.write("\n\ndef _back():\n    from document_store.source_manifest import SourceManifest  # noqa: F401\n")
+    assert ("document_store.source_manifest", "document_store.statute_store") in import_cycles(copy)

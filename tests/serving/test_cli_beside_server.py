@@ -16,7 +16,7 @@ import pytest
 from harness.app_server import index_laws, server_env
 from harness.openai_server import ScriptedOpenAIServer
 from harness.server_process import ServerProcess
-from interfaces.launch import serve_command
+from interfaces.serve_command import serve_command
 from interfaces.server_record import RECORD_FILE, client_url, read_server_record, running_server, write_server_record
 from llm_access.embedded_server import free_port
 

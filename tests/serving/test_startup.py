@@ -13,7 +13,7 @@ import pytest
 
 from harness.app_server import index_laws, server_env
 from harness.server_process import ServerProcess
-from interfaces.launch import serve_command
+from interfaces.serve_command import serve_command
 from llm_access.embedded_server import free_port
 from tests.support.processes import alive, descendants, listening
 
