@@ -191,6 +191,12 @@ class Settings:
     api_key: str = setting("API_KEY", "", secret=True)
     max_body_bytes: int = setting("MAX_BODY_BYTES", 20 * 1024 * 1024, _positive_int)
     cors_allow_origins: tuple[str, ...] = setting("CORS_ALLOW_ORIGINS", (), _names)
+    api_host: str = setting("API_HOST", "127.0.0.1")
+    api_port: int = setting("API_PORT", 1416, _positive_int)
+    # the deployments without which the server does not run (interfaces.startup); empty = all of them
+    required_deployments: tuple[str, ...] = setting("REQUIRED_DEPLOYMENTS", (), _names)
+    llm_cooldown: float = setting("LLM_COOLDOWN", 30.0)
+    model_cache_dir: Path = setting("MODEL_CACHE_DIR", Path.home() / ".cache" / "agentic-rag-models")
 
     @classmethod
     def from_env(cls) -> Settings:

@@ -6,7 +6,7 @@ submits an index job (`request` with a multipart form) and follows it.
 
 Usage::
 
-    client = ServerClient("http://127.0.0.1:1416", api_key=os.environ.get("API_KEY"))
+    client = ServerClient("http://127.0.0.1:1416", api_key=Settings.from_env().api_key or None)
     result = client.run("agentic_rag", {"query": "公司收集我的个人信息需要我同意吗", "mode": "rag"})
 """
 

@@ -22,7 +22,6 @@ Usage (what `interfaces.server_app.create_server_app` does)::
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 from haystack import logging
 
+from config.settings import Settings
 from helpers.processes.priority import lower_this_threads_priority
 from interfaces.asgi import ASGIApp, Receive, Scope, Send, send_json_body
 from interfaces.preparation import Preparation
@@ -45,8 +45,7 @@ PREPARE = "prepare"  # the name a failed prepare command has in ``/status``'s "f
 def required_deployments() -> frozenset[str]:
     """``REQUIRED_DEPLOYMENTS``: the deployments without which the server does not run (comma-separated; default
     all three). One left out may fail to load: the server then runs without it and ``/status`` says 503."""
-    names = {n.strip() for n in os.environ.get("REQUIRED_DEPLOYMENTS", ",".join(ALL_DEPLOYMENTS)).split(",")}
-    names.discard("")
+    names = set(Settings.from_env().required_deployments or ALL_DEPLOYMENTS)
     if unknown := names - set(ALL_DEPLOYMENTS):
         raise ValueError(f"REQUIRED_DEPLOYMENTS names unknown deployments: {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(ALL_DEPLOYMENTS)}")

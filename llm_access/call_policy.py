@@ -14,7 +14,6 @@ Usage (inside a component)::
 """
 
 import copy
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -275,7 +274,9 @@ COOLDOWNS = EndpointCooldowns()
 
 
 def cooldown_seconds() -> float:
-    return float(os.environ.get("LLM_COOLDOWN", "30"))
+    from config.settings import Settings
+
+    return Settings.from_env().llm_cooldown
 
 
 class LLMUnavailableError(RuntimeError):

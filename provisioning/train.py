@@ -114,7 +114,7 @@ def default_outside(settings: Settings) -> list[OutsideQuestion]:
 
 
 def model_cache_dir() -> Path:
-    return Path(os.environ.get("MODEL_CACHE_DIR", "").strip() or Path.home() / ".cache" / "agentic-rag-models")
+    return Settings.from_env().model_cache_dir
 
 
 def install(cached: Path, target: Path) -> None:

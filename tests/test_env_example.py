@@ -74,3 +74,35 @@ def test_embedding_prefixes_keep_their_spaces_and_may_be_set_empty(monkeypatch):
     monkeypatch.setenv("EMBEDDING_PASSAGE_PREFIX", "")
     settings = Settings.from_env()
     assert (settings.query_prefix, settings.passage_prefix) == ("query: ", "")
+
+
+# Where the product reads the environment outside `config.settings`, and why (issue 65: settings read once).
+ENV_READS_OUTSIDE_SETTINGS = {
+    # a secret's presence decides which LLM answers; its value goes through Secret.from_env_var
+    "llm_access/factory.py": {"DEEPSEEK_API_KEY", "LOCAL_KEY_ENV"},
+    "llm_access/server_child.py": {"key"},  # the embedded server's child drops the API keys it must not see
+    # a component's own fallback, as the openai client's OPENAI_BASE_URL: a YAML pipeline loaded anywhere keeps it
+    "components/websearch/serpapi_web_search.py": {"SERPAPI_BASE_URL"},
+    "interfaces/serve_command.py": {"PYTHONPATH"},  # the server's environment is this one's, plus the repository
+}
+ENV_READ = re.compile(r'os\.(?:environ\.get|getenv)\(\s*"?([A-Za-z_][A-Za-z0-9_]*)"?|os\.environ\[\s*"?([A-Za-z_][A-Za-z0-9_]*)')
+
+
+def env_reads(text: str) -> set[str]:
+    return {a or b for a, b in ENV_READ.findall(text)}
+
+
+def test_the_environment_is_read_in_settings_only():
+    found = {}
+    for folder in PRODUCT:
+        for path in (ROOT / folder).rglob("*.py"):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative.startswith("config/") or not (names := env_reads(path.read_text(encoding="utf-8"))):
+                continue
+            found[relative] = names
+    assert found == ENV_READS_OUTSIDE_SETTINGS
+
+
+def test_a_planted_environment_read_is_found():
+    assert env_reads('port = int(os.environ.get("API_PORT", "1416"))\nx = os.environ["LLM_COOLDOWN"]') == {
+        "API_PORT", "LLM_COOLDOWN"}
