@@ -1,11 +1,11 @@
-"""The HTTP server: Hayhooks' app with this project's deployments (``serving/``), the web UI at ``/ui/``,
-bearer authentication when ``API_KEY`` is set, and a request-body limit.
+"""The HTTP server's process: ``python -m interfaces.server_app`` (what ``python -m pipelines serve`` execs) runs
+the app (`interfaces.app_factory.create_server_app`) under uvicorn, with the embedded LLM started early, a
+``prepare`` command beside it, a drain on SIGTERM (`interfaces.draining`) and its record beside the store
+(`interfaces.server_record`).
 
 The API routes are Hayhooks' (``/status``, ``/{deployment}/run``, ``/v1/chat/completions``) plus ``GET /index/jobs``
-(`interfaces.index_jobs_api`), ``POST /feedback`` (`interfaces.feedback_api`) and ``/docs`` served offline; the UI is static files that call those same routes. The
-deployments load after the server listens (`interfaces.startup`); a client that disconnects cancels its request's
-run (`interfaces.disconnects`). With ``API_KEY`` set, every route except ``/status``, ``/favicon.ico`` and the
-static UI files (code, no data; the page asks for the key and sends it) needs ``Authorization: Bearer <key>``.
+(`interfaces.index_jobs_api`), ``POST /feedback`` (`interfaces.feedback_api`) and ``/docs`` served offline; the UI
+is static files that call those same routes.
 
 Usage::
 
@@ -16,244 +16,26 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import hmac
-import importlib.abc
-import os
 import shlex
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from config.offline import apply_offline_defaults
 
 apply_offline_defaults()  # before anything imports Haystack (`python -m interfaces.server_app` skips the CLI)
 
-from fastapi import FastAPI
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
-from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
-
-from interfaces.asgi import ASGIApp, Message, Receive, Scope, Send, send_json_body
-from interfaces.launch import add_serve_arguments
+from interfaces.app_factory import create_server_app
 from interfaces.preparation import Preparation
-from interfaces.routes import offer_only_our_routes
+from interfaces.serve_command import add_serve_arguments
+from interfaces.torch_blocker import keep_torch_out
 
 if TYPE_CHECKING:
     from config.settings import Settings
 
-# Modules that import Haystack (and with it torch) are imported inside `create_server_app`, after `keep_torch_out`.
-
-ROOT = Path(__file__).resolve().parent.parent
-UI_DIR = ROOT / "ui"
 STARTUP_FAILED_EXIT_CODE = 3  # a required deployment failed to load (uvicorn's own code for a failed start-up)
-PUBLIC_PATHS = ("/status", "/ui/", "/favicon.ico")
-SERVING_DIR = ROOT / "serving"
-PROJECT_LOGGERS = ("application", "components", "document_store", "interfaces", "llm_access", "pipelines")
-
-async def send_json(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    await send_json_body(send, status, {"detail": detail}, headers)
-
-
-class BearerAuthMiddleware:
-    """Refuses requests without ``Authorization: Bearer <api_key>`` (401), except on public paths."""
-
-    def __init__(self, app: ASGIApp, api_key: str) -> None:
-        self.app, self._expected = app, f"Bearer {api_key}".encode()
-
-    @staticmethod
-    def is_public(path: str) -> bool:
-        return path == "/" or any(path == p.rstrip("/") or path.startswith(p) for p in PUBLIC_PATHS)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("method") != "OPTIONS" and not self.is_public(scope["path"]):
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                await send_json(send, 401, "missing or invalid API key: send Authorization: Bearer <API_KEY>",
-                                [(b"www-authenticate", b"Bearer")])
-                return
-        await self.app(scope, receive, send)
-
-
-class BodyTooLargeError(Exception):
-    pass
-
-
-class BodyLimitMiddleware:
-    """Refuses request bodies over ``max_bytes`` with 413, by Content-Length or while the body streams in."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        message = f"request body too large: the limit is {self.max_bytes} bytes (MAX_BODY_BYTES)"
-        declared = dict(scope["headers"]).get(b"content-length", b"0")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            await send_json(send, 413, message)
-            return
-        received = 0
-        exceeded = started = answered = False
-
-        async def limited_receive() -> Message:
-            nonlocal received, exceeded
-            incoming = await receive()
-            received += len(incoming.get("body", b""))
-            if received > self.max_bytes:
-                exceeded = True
-                raise BodyTooLargeError
-            return incoming
-
-        async def guarded_send(outgoing: Message) -> None:
-            # the app may turn our error into its own (FastAPI answers 400 when reading a form fails): the 413 wins
-            nonlocal started, answered
-            if exceeded and not started:
-                if not answered:
-                    answered = True
-                    await send_json(send, 413, message)
-                return
-            started = started or outgoing["type"] == "http.response.start"
-            await send(outgoing)
-
-        try:
-            await self.app(scope, limited_receive, guarded_send)
-        except BodyTooLargeError:
-            if not started and not answered:
-                await send_json(send, 413, message)
-
-
-class TorchBlocker(importlib.abc.MetaPathFinder):
-    """A finder, first on ``sys.meta_path``, that makes ``import torch`` (and its submodules) raise
-    ``ModuleNotFoundError`` while torch stays absent from ``sys.modules``, so code that looks there (SciPy's array-API
-    checks, imported by scikit-learn) sees no torch rather than a ``None`` entry it cannot read."""
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname == "torch" or fullname.startswith("torch."):
-            raise ModuleNotFoundError(f"No module named {fullname!r} (kept out of this server: keep_torch_out)",
-                                      name=fullname)
-
-
-def keep_torch_out(embedding_backend: str, reranker: str) -> bool:
-    """Make ``import torch`` fail in this process when no served component needs it, and say whether it does.
-
-    Haystack imports torch as soon as it is installed (``haystack.utils.device``), about 180 MiB of a serving
-    process, although with ``EMBEDDING_BACKEND=onnx-int8`` the embedders run on ONNX Runtime alone. Only the torch
-    backend and ``RERANKER=cross-encoder`` need it. Haystack's optional imports see torch as absent
-    (`TorchBlocker`)."""
-    if embedding_backend == "torch" or reranker == "cross-encoder" or "torch" in sys.modules:
-        return False
-    if not any(isinstance(finder, TorchBlocker) for finder in sys.meta_path):
-        sys.meta_path.insert(0, TorchBlocker())
-    return True
-
-
-def configure_hayhooks(settings: Settings) -> None:
-    """Point Hayhooks at this project's deployments; its dashboards and span capture stay off (they would keep
-    queries and documents in memory); cross-origin calls only from ``CORS_ALLOW_ORIGINS`` (default: none)."""
-    from hayhooks.settings import StartupDeployStrategy
-    from hayhooks.settings import settings as hayhooks
-
-    from pipelines.yaml_export import ALLOWLIST_ENV
-
-    for name, value in ALLOWLIST_ENV.items():
-        os.environ.setdefault(name, value)
-    # Hayhooks loads nothing itself: `interfaces.startup.Deployments` loads serving/'s deployments one at a time
-    # (the parallel default once failed in CI with "dictionary changed size during iteration") after the server
-    # listens, and reports a failure instead of only logging it
-    hayhooks.pipelines_dir = ""
-    hayhooks.additional_python_path = str(ROOT)
-    hayhooks.startup_deploy_strategy = StartupDeployStrategy.SEQUENTIAL
-    # this project's log lines (deployments, cancellations, index jobs, the embedded LLM) go where Hayhooks' go
-    hayhooks.intercepted_loggers = [*dict.fromkeys([*hayhooks.intercepted_loggers, *PROJECT_LOGGERS])]
-    hayhooks.tracing_enabled = False
-    hayhooks.tracing_include_haystack_spans = False
-    hayhooks.monitoring_enabled = False
-    hayhooks.cors_allow_origins = list(settings.cors_allow_origins)
-
-
-def create_server_app(stop_server: Callable[[], None] | None = None,
-                      preparation: Preparation | None = None) -> FastAPI:
-    """The ASGI app: Hayhooks + UI + auth (``API_KEY``) + body limit (``MAX_BODY_BYTES``); the deployments load
-    after the server listens (`interfaces.startup`), after the ``preparation`` when there is one. ``stop_server``
-    ends the server when a required deployment fails to load or the preparation fails (default: SIGTERM to this
-    process)."""
-    from config.settings import Settings
-
-    settings = Settings.from_env()
-    keep_torch_out(settings.embedding_backend, settings.reranker)
-    configure_hayhooks(settings)
-    from hayhooks import create_app
-
-    from interfaces.disconnects import DisconnectMiddleware, InFlight
-    from interfaces.error_responses import InternalErrorMiddleware, http_error, validation_error
-    from interfaces.feedback_api import add_feedback_routes
-    from interfaces.index_jobs_api import add_index_job_routes
-    from interfaces.safe_logging import escape_markup_in_hayhooks_logs
-    from interfaces.startup import Deployments, StatusGate, required_deployments
-    from interfaces.stream_end import StreamEndMiddleware
-
-    app = create_app()
-    app.add_middleware(InternalErrorMiddleware)  # outside Hayhooks' request ids, inside the rest
-    app.add_middleware(StreamEndMiddleware)
-    escape_markup_in_hayhooks_logs()
-    offer_only_our_routes(app)
-    deployments = Deployments(SERVING_DIR, required_deployments(),
-                              on_fatal=stop_server or (lambda: os.kill(os.getpid(), signal.SIGTERM)),
-                              preparation=preparation, preload=preload_deployment_code)
-    app.state.deployments = deployments
-    hayhooks_lifespan = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with hayhooks_lifespan(app):
-            deployments.start(app)
-            yield
-
-    app.router.lifespan_context = lifespan
-    app.mount("/ui", StaticFiles(directory=UI_DIR, html=True), name="ui")
-
-    @app.get("/", include_in_schema=False)
-    def home() -> RedirectResponse:
-        return RedirectResponse("/ui/")
-
-    @app.get("/favicon.ico", include_in_schema=False)
-    def favicon() -> FileResponse:  # browsers ask for it whatever the page links: the UI's icon
-        return FileResponse(UI_DIR / "favicon.svg", media_type="image/svg+xml")
-
-    add_offline_docs(app)
-    add_index_job_routes(app)
-    add_feedback_routes(app)
-    app.add_exception_handler(RequestValidationError, validation_error)
-    app.add_exception_handler(StarletteHTTPException, http_error)
-    app.state.in_flight = InFlight()  # drained on SIGTERM (`DrainingServer`)
-    app.add_middleware(DisconnectMiddleware, in_flight=app.state.in_flight)
-    app.add_middleware(StatusGate, deployments=deployments)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    if settings.api_key:
-        app.add_middleware(BearerAuthMiddleware, api_key=settings.api_key)
-    return app
-
-
-def add_offline_docs(app: FastAPI) -> None:
-    """``/docs``: Swagger UI from the ``swagger-ui-bundle`` package's files, not from a CDN (this server may have
-    no internet)."""
-    from fastapi.openapi.docs import get_swagger_ui_html
-    from swagger_ui_bundle import swagger_ui_path
-
-    app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
-
-    @app.get("/docs", include_in_schema=False)
-    def docs() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
-                                   swagger_js_url="/docs-assets/swagger-ui-bundle.js",
-                                   swagger_css_url="/docs-assets/swagger-ui.css",
-                                   swagger_favicon_url="/docs-assets/favicon-32x32.png")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -325,23 +107,6 @@ def serve(host: str, port: int, preparation: Preparation | None) -> None:
             sys.exit(STARTUP_FAILED_EXIT_CODE)
     if not server.started:
         sys.exit(STARTUP_FAILED_EXIT_CODE)
-
-
-def preload_deployment_code() -> None:
-    """Import what the chat deployment imports when it loads (its API, scikit-learn for the coverage check) and
-    read jieba's dictionary: about 3 s of its load, done while `prepare` runs. No model and no store is opened: those
-    may still be being built. A failure is left to the deployment, which reports it."""
-    from haystack import logging
-
-    try:
-        import sklearn.feature_extraction.text  # noqa: F401
-
-        import interfaces.chat_api  # noqa: F401
-        from helpers.text_encoding.jieba_tokenizer import JiebaTokenizer
-
-        JiebaTokenizer()
-    except Exception as error:  # noqa: BLE001 - the deployment's own load reports it
-        logging.getLogger(__name__).debug("Preloading the deployments' code failed: {error}", error=error)
 
 
 def start_llm_early(settings: Settings, prepared: threading.Event | None = None) -> threading.Thread:

@@ -116,7 +116,7 @@ def test_deployments_are_loaded_one_at_a_time():
     from hayhooks.settings import StartupDeployStrategy, settings
 
     from config.settings import Settings
-    from interfaces.server_app import configure_hayhooks
+    from interfaces.app_factory import configure_hayhooks
 
     configure_hayhooks(Settings())
     assert settings.startup_deploy_strategy == StartupDeployStrategy.SEQUENTIAL
