@@ -177,7 +177,8 @@ class KnowledgeAgent:
         try:
             reply = self.chat_generator.run(messages=[
                 ChatMessage.from_system(SYSTEM),
-                ChatMessage.from_user(f"问题：{query}\n\n检索到的资料：\n<<<\n{evidence or '（无）'}\n>>>\n请直接作答。")])
+                ChatMessage.from_user(f"问题：{query}\n\n检索到的资料：\n<<<\n"
+                                      f"{evidence or '（无）'}\n>>>\n请直接作答。")])
             return reply["replies"][0].text or "", ""
         except LLMUnavailableError:  # the agent must still return what it found
             return "已达到最大步数，未能生成最终回答。检索到的资料：\n", list_articles(sources, sources, query)

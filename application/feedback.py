@@ -252,7 +252,8 @@ class FeedbackLog:
         for record in self.records():
             if knowledge_base is not None and record.get("knowledge_base") != knowledge_base:
                 continue
-            gold = [record["article"]] if record["article"] else list(record["cited"]) if record["verdict"] == UP else []
+            gold = ([record["article"]] if record["article"]
+                    else list(record["cited"]) if record["verdict"] == UP else [])
             if gold:
                 pairs[(record["question"], tuple(gold))] = {"query": record["question"], "gold": gold}
         return list(pairs.values())

@@ -2,7 +2,8 @@
 
 `run_with_steps` runs a pipeline with `Pipeline.run_async_generator`, which yields each component's output as soon
 as it finishes; `describe_step` turns the outputs that matter to a user (route, rewrite, each retrieval path, fusion,
-judge scores, the coverage check when it flags, the loop's decision, web search, answer) into events and skips plumbing (joiners, prompt builder).
+judge scores, the coverage check when it flags, the loop's decision, web search, answer) into events and skips plumbing
+(joiners, prompt builder).
 
 Usage::
 

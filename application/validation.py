@@ -3,7 +3,8 @@
 Usage::
 
     from application.validation import validate_query
-    query = validate_query("  公司收集我的个人信息需要我同意吗 ")   # stripped; ValueError when empty, not text or too long
+    # stripped; ValueError when empty, not text or too long
+    query = validate_query("  公司收集我的个人信息需要我同意吗 ")
 """
 
 from helpers.checks.user_text import has_visible_character, lone_surrogate_at

@@ -182,7 +182,8 @@ def write_report(args: argparse.Namespace, sample: int, rows: dict[str, dict[int
     report = f"""# Agentic vs plain RAG (sample of `{Path(args.queries).name}`)
 
 Command: `.venv/bin/python benchmarks/agentic.py {' '.join(sys.argv[1:])}`
-Sample: {sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`{chars}; all current articles indexed.
+Sample: {sample} queries drawn with seed {args.seed} from `{Path(args.queries).name}`{chars}; \
+all current articles indexed.
 **Completed: {len(paired)} of {sample}** (queries that every mode finished; the tables are over these only). {note}
 Per-query rows (not kept in git) are in `{args.log}`.
 
@@ -236,8 +237,10 @@ def fold_askers(settings: Settings, folds_path: str, queries: list[dict[str, Any
 def coverage_note(settings: Settings, outside: list[OutsideQuestion], by: str) -> str:
     if not (settings.coverage_check and outside):
         return "off"
+    scored = ("documents no training question cites are scored" if by == "document"
+              else "new questions about documents training questions cite are scored")
     return (f"on, each fold's trained on the other folds' out-of-corpus questions (split by {by}: "
-            f"{'documents no training question cites are scored' if by == 'document' else 'new questions about documents training questions cite are scored'})")
+            f"{scored})")
 
 
 def no_answer_message(qid: int, mode: str, result: RAGResult, log_path: Path, data_dir: Path) -> str:
@@ -309,12 +312,14 @@ def main() -> None:
             print(f"{i}/{len(queries)} " + " ".join(f"{m}: {rows[m].get(item['qid'])}" for m in modes), flush=True)
     close(askers)
     trained = f"out of fold: each question's models trained on the other folds of `{Path(args.folds_of).name}`"
+    always = (f" (always for questions of at least {settings.long_question_chars} characters)"
+              if settings.long_question_chars else "")
     note = (f"LLM: {endpoint.kind} (`{endpoint.model}`); embedder: {args.embedder}; judge: {judge}"
             f"{f' ({trained})' if args.embedder == 'adapted' or judge != 'llm' else ''}"
             f"; coverage check: {coverage_note(settings, outside, args.outside_folds)}"
             f"; reranker: {settings.reranker}; round reranker: {settings.round_reranker}; "
             f"rewrite before round 1: {settings.rewrite_first_round}"
-            f"{f' (always for questions of at least {settings.long_question_chars} characters)' if settings.long_question_chars else ''}. "
+            f"{always}. "
             f"This run's wall time {time.perf_counter() - started:.0f} s.")
     print(write_report(args, len(queries), rows, note))
 

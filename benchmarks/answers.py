@@ -10,8 +10,8 @@ statute database itself (not the evidence the answer check used):
   flagged (`trace.answer_checks`); ``left unflagged`` counts those in the final answer without 〔引文不符〕 or
   〔未核实〕 (goal 0);
 - **rendered statute text** that differs from the database's (goal 0);
-- **quantities** (`helpers.statutes.quantities`) the answer states outside statute text: flagged 〔未见依据〕, and those left
-  unflagged without a basis in the evidence or the question (goal 0);
+- **quantities** (`helpers.statutes.quantities`) the answer states outside statute text: flagged 〔未见依据〕, and those
+  left unflagged without a basis in the evidence or the question (goal 0);
 - **broken sections**: a header with nothing after it, or text that stops mid-sentence (goal 0); the **echo rate**
   (answers in which the LLM call's guard removed a copied instruction);
 - the model's own citations of gold articles (recall, as in `agentic.md`) and the share of answers whose

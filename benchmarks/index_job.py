@@ -29,7 +29,8 @@ from harness.server_process import ServerProcess
 ROOT = Path(__file__).resolve().parent.parent
 E5_MODEL = ROOT / "models" / "multilingual-e5-small"
 LAW = "中华人民共和国个人信息保护法"
-CLAUSE = "用人单位应当依照本规章第{i}项规定，为在第{k}类岗位工作的劳动者提供符合国家标准的劳动保护用品和必要的职业健康检查，"
+CLAUSE = ("用人单位应当依照本规章第{i}项规定，为在第{k}类岗位工作的劳动者"
+          "提供符合国家标准的劳动保护用品和必要的职业健康检查，")
 
 
 def upload(megabytes: float) -> tuple[bytes, int]:
@@ -91,8 +92,10 @@ Command: `.venv/bin/python benchmarks/index_job.py --megabytes {args.megabytes:g
 | `POST /index/run` answered (HTTP {answer.status_code}, job `{job.get("status")}`) | {answered:.2f} s |
 | first articles written | {f"{first:.1f} s" if first is not None else "not within the watch"} after the upload |
 | articles written per second while watched | {rate:.1f} |
-| state when the server was stopped | {stopped_with["status"]}, {stopped_with["progress"]["done"]} / {stopped_with["progress"]["total"]} |
-| state read after the restart | {after["status"]} (resumed {after["resumed"]} time(s)), {after["progress"]["done"]} / {after["progress"]["total"]}{f": {after['error']}" if after["error"] else ""} |
+| state when the server was stopped | {stopped_with["status"]}, \
+{stopped_with["progress"]["done"]} / {stopped_with["progress"]["total"]} |
+| state read after the restart | {after["status"]} (resumed {after["resumed"]} time(s)), \
+{after["progress"]["done"]} / {after["progress"]["total"]}{f": {after['error']}" if after["error"] else ""} |
 
 Progress read (seconds after the upload):
 

@@ -143,7 +143,8 @@ def main() -> None:
     pipeline_peak = peak_rss_mib()
     count = store.count_documents()
     store.close()
-    print(f"pipeline: {n_articles} articles in {pipeline_seconds:.1f} s, store holds {count}, peak {pipeline_peak:.0f} MiB")
+    print(f"pipeline: {n_articles} articles in {pipeline_seconds:.1f} s, store holds {count}, "
+          f"peak {pipeline_peak:.0f} MiB")
     if bare:
         bare.append(bare_encode(pipeline, texts, settings.embedding_batch_size))
         print(f"bare encode after: {len(texts)} texts in {bare[1]:.1f} s")

@@ -6,9 +6,10 @@ For every STARD train question, the hybrid top 20 of the question as asked (roun
 - **Evaluator**, out of fold: the questions are split into 5 folds (`benchmarks.folds`); for each fold the models
   are trained exactly as ``python -m pipelines train`` trains them, on the other four folds (``--embedder adapted``:
   the embedder on 80 % of those questions, the evaluator on the other 20 % through the adapted store; ``base``: the
-  evaluator alone on all of them over zero-shot e5-small), and the held-out fold is searched and judged with them. Reported: AUC of the evidence probability, expected calibration error (10 bins),
-  accuracy and pass rate at the trained threshold, per fold and pooled; the evaluator as a reranker of the top 20
-  (MRR@10, R@10 against the hybrid order); seconds per judgement of 5 passages.
+  evaluator alone on all of them over zero-shot e5-small), and the held-out fold is searched and judged with them.
+  Reported: AUC of the evidence probability, expected calibration error (10 bins), accuracy and pass rate at the trained
+  threshold, per fold and pooled; the evaluator as a reranker of the top 20 (MRR@10, R@10 against the hybrid order);
+  seconds per judgement of 5 passages.
 - **Slices** side by side: short and long questions, those needing the 刑法, the local LLM's retellings
   (``--retold``, a stress set judged by their source question's fold) and questions the corpus cannot answer
   (``--out-of-corpus``, folds grouped by the document they cite).
@@ -60,7 +61,8 @@ from provisioning.training_pairs import Pair
 
 CACHE = Path(__file__).resolve().parent / "cache"
 OUT_OF_CORPUS_QUERIES = DEFAULT_QUERIES.parent / "stard_train_out_of_corpus.jsonl"
-RETOLD_QUERIES = Path(__file__).resolve().parent.parent / "training_data" / "consultations" / "stard_consultations.jsonl"
+RETOLD_QUERIES = (Path(__file__).resolve().parent.parent / "training_data" / "consultations"
+                  / "stard_consultations.jsonl")
 IN_CORPUS, OUT_OF_CORPUS, RETOLD = "in corpus", "out of corpus", "retold"
 LONG_QUESTION = 30  # characters: STARD's long questions are real people's wording (issue 48)
 CANDIDATES = 20
@@ -165,7 +167,8 @@ def slices_table(rows: list[dict], judged: int) -> str:
               (f"long (>= {LONG_QUESTION} characters)", [r for r in inside if r.get("chars", 0) >= LONG_QUESTION]),
               ("gold in the 刑法", [r for r in inside if any(key_law(k) == CRIMINAL_LAW for k in r["gold"])]),
               ("retold by the local LLM (a stress set, not a yardstick)", [r for r in rows if r.get("kind") == RETOLD]),
-              ("out of corpus (evaluator folds grouped by the cited document)", [r for r in rows if r.get("kind") == OUT_OF_CORPUS])]
+              ("out of corpus (evaluator folds grouped by the cited document)",
+               [r for r in rows if r.get("kind") == OUT_OF_CORPUS])]
     checked = any("flagged" in r for r in rows)
     extra = (" with the coverage check | flagged | checked pass − good |", "---|---|---|") if checked else ("", "")
     header = "| questions | n | good | pass rate | pass − good | AUC | ECE | ECE of a calibrated judge (mean / 95 %) |"
@@ -215,12 +218,15 @@ def fold_metrics(rows: list[dict], judged: int) -> dict[str, float]:
     hybrid = [query_metrics(r["keys"], r["gold"]) for r in rows]
     return {
         "questions": len(rows), "good": sum(good) / len(rows),
-        "auc": auc([p for p, g in zip(probs, good, strict=True) if g], [p for p, g in zip(probs, good, strict=True) if not g]),
+        "auc": auc([p for p, g in zip(probs, good, strict=True) if g],
+                   [p for p, g in zip(probs, good, strict=True) if not g]),
         "ece": expected_calibration_error(probs, good),
         "accuracy": sum(p == bool(g) for p, g in zip(passed, good, strict=True)) / len(rows),
         "pass_rate": sum(passed) / len(rows),
-        "hybrid_mrr": statistics.mean(m["MRR@10"] for m in hybrid), "rerank_mrr": statistics.mean(m["MRR@10"] for m in reranked),
-        "hybrid_r10": statistics.mean(m["R@10"] for m in hybrid), "rerank_r10": statistics.mean(m["R@10"] for m in reranked),
+        "hybrid_mrr": statistics.mean(m["MRR@10"] for m in hybrid),
+        "rerank_mrr": statistics.mean(m["MRR@10"] for m in reranked),
+        "hybrid_r10": statistics.mean(m["R@10"] for m in hybrid),
+        "rerank_r10": statistics.mean(m["R@10"] for m in reranked),
         "judge_ms": 1000 * statistics.median(r["judge_seconds"] for r in rows),
         "train_s": statistics.median(r["train_seconds"] for r in rows),
     }
@@ -260,27 +266,34 @@ def report(rows: list[dict], llm: list[dict], judged: int, command: str, llm_nam
 
     def cell(name: str, digits: int = 3) -> str:
         values = [m[name] for m in per_fold]
-        return f"{pooled[name]:.{digits}f} ({statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f})"
+        return (f"{pooled[name]:.{digits}f} "
+                f"({statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f})")
 
     fold_lines = "\n".join(f"| {f} | {m['questions']} | {m['good']:.3f} | {m['auc']:.3f} | {m['ece']:.3f} | "
-                           f"{m['accuracy']:.3f} | {m['pass_rate']:.3f} | {m['hybrid_mrr']:.3f} | {m['rerank_mrr']:.3f} | "
+                           f"{m['accuracy']:.3f} | {m['pass_rate']:.3f} | {m['hybrid_mrr']:.3f} | "
+                           f"{m['rerank_mrr']:.3f} | "
                            f"{m['judge_ms']:.2f} | {m['train_s']:.1f} |" for f, m in zip(folds, per_fold, strict=True))
     criminal = [r for r in rows if any(key_law(key) == CRIMINAL_LAW for key in r["gold"])]
     criminal_part = "none among these questions"
     if criminal:
         m = fold_metrics(criminal, judged)
-        criminal_part = f"""| questions | good | AUC | ECE | accuracy | pass rate | R@10 hybrid / reranked | MRR@10 hybrid / reranked |
+        criminal_part = f"""| questions | good | AUC | ECE | accuracy | pass rate | R@10 hybrid / reranked | \
+MRR@10 hybrid / reranked |
 |---|---|---|---|---|---|---|---|
-| {m['questions']} | {m['good']:.3f} | {m['auc']:.3f} | {m['ece']:.3f} | {m['accuracy']:.3f} | {m['pass_rate']:.3f} | {m['hybrid_r10']:.3f} / {m['rerank_r10']:.3f} | {m['hybrid_mrr']:.3f} / {m['rerank_mrr']:.3f} |"""
+| {m['questions']} | {m['good']:.3f} | {m['auc']:.3f} | {m['ece']:.3f} | {m['accuracy']:.3f} | {m['pass_rate']:.3f} | \
+{m['hybrid_r10']:.3f} / {m['rerank_r10']:.3f} | {m['hybrid_mrr']:.3f} / {m['rerank_mrr']:.3f} |"""
     llm_part = "not run"
     if llm:
         good = [int(any(x["oof"]["labels"][:judged])) for x in llm]
         totals, probs = [x["total"] for x in llm], [x["oof"]["probability"] for x in llm]
         fails = sum(p < x["oof"]["threshold"] for p, x in zip(probs, llm, strict=True))
-        llm_auc = auc([t for t, g in zip(totals, good, strict=True) if g], [t for t, g in zip(totals, good, strict=True) if not g])
-        ev_auc = auc([p for p, g in zip(probs, good, strict=True) if g], [p for p, g in zip(probs, good, strict=True) if not g])
+        llm_auc = auc([t for t, g in zip(totals, good, strict=True) if g],
+                      [t for t, g in zip(totals, good, strict=True) if not g])
+        ev_auc = auc([p for p, g in zip(probs, good, strict=True) if g],
+                     [p for p, g in zip(probs, good, strict=True) if not g])
         llm_part = f"""{len(llm)} of the out-of-fold questions (fixed sample), {sum(good)} with a gold article judged.
-LLM: {llm_name}; errors {sum(bool(x['error']) for x in llm)}; median {statistics.median(x['seconds'] for x in llm):.1f} s per judgement.
+LLM: {llm_name}; errors {sum(bool(x['error']) for x in llm)}; \
+median {statistics.median(x['seconds'] for x in llm):.1f} s per judgement.
 
 | judge | AUC (gold judged vs not) | passed | LLM judge calls per question |
 |---|---|---|---|
@@ -306,7 +319,8 @@ out-of-fold questions, then per-fold mean ± standard deviation in brackets.
 | R@10, hybrid / reranked | {pooled['hybrid_r10']:.3f} / {pooled['rerank_r10']:.3f} |
 | ms per judgement of 5 passages (median) | {cell("judge_ms", 2)} |
 
-| fold | questions | good | AUC | ECE | accuracy | pass rate | MRR@10 hybrid | MRR@10 reranked | ms / judgement | embedder train s |
+| fold | questions | good | AUC | ECE | accuracy | pass rate | MRR@10 hybrid | MRR@10 reranked | ms / judgement | \
+embedder train s |
 |---|---|---|---|---|---|---|---|---|---|---|
 {fold_lines}
 
@@ -335,7 +349,8 @@ def main() -> None:
     parser.add_argument("--out-of-corpus", default=str(OUT_OF_CORPUS_QUERIES),
                         help="questions the corpus cannot answer, judged beside the others ('' to skip)")
     parser.add_argument("--retold", default=str(RETOLD_QUERIES),
-                        help="the local LLM's retellings of STARD questions, judged by their source's fold ('' to skip)")
+                        help="the local LLM's retellings of STARD questions, judged by their source's fold "
+                             "('' to skip)")
     parser.add_argument("--train-out-of-corpus", action="store_true",
                         help="the other folds' out-of-corpus questions are negatives in the evaluator's training")
     parser.add_argument("--feedback", default="",
@@ -384,7 +399,8 @@ def main() -> None:
     if any("flagged" in r for r in rows):
         training += (f"; the coverage check after the judge, trained on the other folds' questions with the "
                      f"out-of-corpus ones split by {args.coverage_folds}")
-    text = report(rows, llm, settings.judge_top_n, f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",
+    text = report(rows, llm, settings.judge_top_n,
+                  f".venv/bin/python benchmarks/judge_calibration.py {' '.join(sys.argv[1:])}",
                   f"{endpoint.kind} (`{endpoint.model}`)" if endpoint else "", training)
     Path(args.out).write_text(text, encoding="utf-8")
     print(text)

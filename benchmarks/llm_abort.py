@@ -44,7 +44,8 @@ from llm_access.call_policy import LLMComponent
 from llm_access.embedded_server import MODEL_ALIAS, shared_server, stop_shared_server
 
 LONG_TASK = "写一篇关于合同法的长文章，至少两千字。"
-LONG_PROMPT = "用一句话概括下面的文字：\n" + "个人信息处理者应当对其个人信息处理活动负责，并采取必要措施保障所处理的个人信息的安全。" * 60
+LONG_PROMPT = "用一句话概括下面的文字：\n" + ("个人信息处理者应当对其个人信息处理活动负责，"
+                                          "并采取必要措施保障所处理的个人信息的安全。") * 60
 MAX_TOKENS = 3000
 IDLE_PERCENT = 20.0  # both cores: 200
 
@@ -184,8 +185,10 @@ request does; the machine's CPU use is read once a second after the cancel (% of
 
 | cancelled | the call ended | how | idle from | {header} |
 |---|---|---|---|{"---|" * args.watch}
-| while reading a ~2,000-token prompt (1 s in) | {reading_end:.1f} s after | {reading_how} | {idle_after(reading)} | {" | ".join(f"{s:.0f}" for s in reading)} |
-| while writing a long answer (4 s in) | {writing_end:.1f} s after | {writing_how} | {idle_after(writing)} | {" | ".join(f"{s:.0f}" for s in writing)} |
+| while reading a ~2,000-token prompt (1 s in) | {reading_end:.1f} s after | {reading_how} | {idle_after(reading)} | \
+{" | ".join(f"{s:.0f}" for s in reading)} |
+| while writing a long answer (4 s in) | {writing_end:.1f} s after | {writing_how} | {idle_after(writing)} | \
+{" | ".join(f"{s:.0f}" for s in writing)} |
 """
     Path(args.out).write_text(report, encoding="utf-8")
     print(report)

@@ -264,7 +264,8 @@ def latency_row(label: str, outcomes: list[Outcome], seconds: float) -> str:
     ok = [o.ms for o in outcomes if not o.error]
     latencies = f"{statistics.median(ok):.0f} | {percentile(ok, 95):.0f} | {max(ok):.0f}" if ok else "– | – | –"
     counts = [len(outcomes) - len(ok), sum(bool(o.issue) for o in outcomes), sum(o.cached for o in outcomes)]
-    return f"| {label} | {len(outcomes)} | {len(outcomes) / seconds:.2f} | {latencies} | {' | '.join(map(str, counts))} |"
+    return (f"| {label} | {len(outcomes)} | {len(outcomes) / seconds:.2f} | {latencies} | "
+            f"{' | '.join(map(str, counts))} |")
 
 
 def most_frequent(title: str, outcomes: list[Outcome], message: Callable[[Outcome], str | None]) -> str:

@@ -124,7 +124,8 @@ def cross_validated(settings: Settings, queries_file: str, limit: int, weights: 
             sub = mean_metrics(criminal)
             lines.append(f"| {name}, 刑法 questions | {len(criminal)} | {sub['R@10']:.3f} | {sub['MRR@10']:.3f} | "
                          f"{sub['R@100']:.3f} | – | – | – |")
-    return f"""For fold k, `python -m pipelines train`'s recipe ran on the other four folds (embedder fine-tuned on 80 % of
+    return f"""For fold k, `python -m pipelines train`'s recipe ran on the other four folds (embedder fine-tuned on \
+80 % of
 their questions, evaluator trained on the other 20 %), the corpus was indexed with that embedder, and fold k's
 questions were searched through it. No question is searched by an embedder that saw it. Pooled over the folds;
 per fold mean ± standard deviation. The reranker row uses the configured BM25 weight ({settings.bm25_weight:g}).
@@ -193,7 +194,8 @@ def main() -> None:
 
 Command: `.venv/bin/python benchmarks/retrieval.py {' '.join(sys.argv[1:])}`
 Queries: `{Path(args.queries).name}` ({len(queries)}; rows "刑法 questions" are those whose gold needs the 刑法);
-corpus: every article in force of laws.db (the 刑法 included), indexed by benchmarks/indexing.py into {store_kind(store)}. Embedding model `{settings.embedding_model}` (zero-shot: no model in this first table saw
+corpus: every article in force of laws.db (the 刑法 included), indexed by benchmarks/indexing.py into \
+{store_kind(store)}. Embedding model `{settings.embedding_model}` (zero-shot: no model in this first table saw
 these questions), backend `{settings.embedding_backend}`.
 Machine: {os.cpu_count()} cores, Python {platform.python_version()}. Latency is per query, end to end through the
 Haystack retrieval pipeline (query encoding included), after one warm-up query.

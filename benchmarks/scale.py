@@ -222,7 +222,8 @@ def report(rows: list[dict], args: argparse.Namespace) -> str:
             f"{b['disk_bytes'] / MIB:.0f} | {b['disk_bytes'] / b['size']:.0f} | {b['dense_bytes']} | "
             f"{b['sparse_nnz']:.0f} | {8 * b['sparse_nnz']:.0f} | {b['payload_bytes']:.0f} |")
     run_lines = [("| articles | open s | warm-up s | RSS at start MiB | + store opened | + embedder, jieba | "
-                 "+ backend warm | after queries | peak | BM25 p50 / p95 ms | dense p50 / p95 | hybrid p50 / p95 | citation (hybrid) ms |"),
+                  "+ backend warm | after queries | peak | BM25 p50 / p95 ms | dense p50 / p95 | hybrid p50 / p95 | "
+                  "citation (hybrid) ms |"),
                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m, lat = r["run"]["memory"], r["run"]["latency"]
@@ -230,9 +231,10 @@ def report(rows: list[dict], args: argparse.Namespace) -> str:
                                                                                                    "hybrid"))
         run_lines.append(
             f"| {r['build']['size']:,} | {r['run']['open_s']:.1f} | {r['run']['warm_s']:.1f} | "
-            f"{m['start']:.0f} | {m['store_opened'] - m['start']:+.0f} | {m['components_ready'] - m['store_opened']:+.0f} | "
-            f"{m['backend_warm'] - m['components_ready']:+.0f} | {m['after_queries']:.0f} | {m['peak']:.0f} | {cells} | "
-            f"{statistics.mean(lat['citation']):.0f} ({r['run']['cited']}/2 found) |")
+            f"{m['start']:.0f} | {m['store_opened'] - m['start']:+.0f} | "
+            f"{m['components_ready'] - m['store_opened']:+.0f} | "
+            f"{m['backend_warm'] - m['components_ready']:+.0f} | {m['after_queries']:.0f} | {m['peak']:.0f} | "
+            f"{cells} | {statistics.mean(lat['citation']):.0f} ({r['run']['cited']}/2 found) |")
     sweep_lines = ["| articles | hnsw_ef | recall@10 vs exact | p50 ms | p95 ms |", "|---|---|---|---|---|"]
     for r in rows:
         for ef, m in r["run"].get("hnsw", {}).items():
@@ -241,7 +243,8 @@ def report(rows: list[dict], args: argparse.Namespace) -> str:
     return f"""# Scale benchmark
 
 Command: `.venv/bin/python benchmarks/scale.py {' '.join(sys.argv[1:])}`
-Machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 1024 ** 3:.0f} GiB, Python {platform.python_version()}.
+Machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 1024 ** 3:.0f} GiB, \
+Python {platform.python_version()}.
 Store: the embedded Qdrant Edge store on disk (HNSW graph from {EXACT_BELOW:,} articles on, `hnsw_ef` {HNSW_EF},
 {WIDER_EF} from {WIDER_EF_FROM:,} articles on);
 {args.queries} STARD questions per size,

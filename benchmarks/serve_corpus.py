@@ -74,7 +74,8 @@ at `{settings.qdrant_path}`; {len(queries)} STARD train questions, retrieval onl
 |---|---|
 | start → pipelines deployed | {deployed:.1f} s |
 | start → first answer (store opened and searched) | {first_answer:.1f} s |
-| RSS of the server's process tree: deployed / after the first answer / after {len(queries)} questions | {deployed_rss:.0f} / {first_rss:.0f} / {after_rss:.0f} MiB |
+| RSS of the server's process tree: deployed / after the first answer / after {len(queries)} questions | \
+{deployed_rss:.0f} / {first_rss:.0f} / {after_rss:.0f} MiB |
 | `POST /agentic_rag/run` p50 / p95 | {percentile(times, 50):.1f} / {percentile(times, 95):.1f} ms |
 """
     Path(args.out).write_text(report, encoding="utf-8")

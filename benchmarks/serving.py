@@ -66,13 +66,15 @@ def main() -> None:
     ratio = statistics.median(remote) / statistics.median(local)
     report = f"""# Serving overhead
 
-Command: `.venv/bin/python benchmarks/serving.py {' '.join(sys.argv[1:])}`; {len(queries)} STARD train queries, retrieval only
+Command: `.venv/bin/python benchmarks/serving.py {' '.join(sys.argv[1:])}`; {len(queries)} STARD train queries, \
+retrieval only
 (`mode=retrieve`, hybrid, top 10) over {settings.default_laws[0]}; embedded store; {os.cpu_count()} cores.
 
 | measure | value |
 |---|---|
 | in-process `AgenticRAG.retrieve` p50 / p95 | {statistics.median(local):.1f} / {percentile(local, 95):.1f} ms |
-| `POST /agentic_rag/run` (Hayhooks, keep-alive client) p50 / p95 | {statistics.median(remote):.1f} / {percentile(remote, 95):.1f} ms |
+| `POST /agentic_rag/run` (Hayhooks, keep-alive client) p50 / p95 | \
+{statistics.median(remote):.1f} / {percentile(remote, 95):.1f} ms |
 | ratio server / in-process (p50; goal ≤ 1.2) | {ratio:.2f} |
 | server start → first answer | {first_answer:.1f} s |
 """

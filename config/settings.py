@@ -147,7 +147,8 @@ class Settings:
     base_embedding_model: str = f"models/{BASE_EMBEDDER}"  # MODELS_DIR/multilingual-e5-small
     adapted_embedding_model: str = setting("ADAPTED_EMBEDDING_MODEL", f"models/{ADAPTED_EMBEDDER}")
     embedding_backend: str = setting("EMBEDDING_BACKEND", "onnx-int8")
-    embedding_batch_size: int = setting("EMBEDDING_BATCH_SIZE", 8)  # faster than 32 on CPU (helpers.text_encoding.onnx_encoder)
+    # faster than 32 on CPU (helpers.text_encoding.onnx_encoder)
+    embedding_batch_size: int = setting("EMBEDDING_BATCH_SIZE", 8)
     embedding_dim: int = setting("EMBEDDING_DIM", 384)
     query_prefix: str = setting("EMBEDDING_QUERY_PREFIX", "query: ", verbatim=True)
     passage_prefix: str = setting("EMBEDDING_PASSAGE_PREFIX", "passage: ", verbatim=True)

@@ -32,7 +32,8 @@ class CollectionRecords:
 
     def put(self, payloads: dict[str, dict[str, Any]]) -> None:
         self._client.upsert(self.collection, wait=True, points=[
-            models.PointStruct(id=_point_id(source), vector={}, payload=payload) for source, payload in payloads.items()])
+            models.PointStruct(id=_point_id(source), vector={}, payload=payload)
+            for source, payload in payloads.items()])
 
     def get(self, source: str) -> dict[str, Any] | None:
         points = self._client.retrieve(self.collection, [_point_id(source)], with_payload=True)

@@ -1,5 +1,5 @@
-"""How the Edge store configures its shard and sizes its search: exact below `EXACT_BELOW` articles, an HNSW graph above, and the graph's
-search beam width (``hnsw_ef``) by the number of articles, for recall ≥ 0.99 of the exact search.
+"""How the Edge store configures its shard and sizes its search: exact below `EXACT_BELOW` articles, an HNSW graph
+above, and the graph's search beam width (``hnsw_ef``) by the number of articles, for recall ≥ 0.99 of the exact search.
 
 Usage::
 
@@ -21,7 +21,8 @@ HNSW_FULL_SCAN_KB = 10_000  # Qdrant's default: a filtered search over fewer vec
 EXACT_BELOW = 10_000
 # The HNSW beam width of a search. On the statute corpus with the STARD questions (filtered to articles in force):
 # recall of the exact search's top 10 / top 100 0.999 / 0.995 at 3.4 ms against 6.8 ms exact; at 256, 0.997 / 0.978
-# (2.0 ms), which moved hybrid R@10 by 0.002 (the hybrid fuses each path's top 100). benchmarks/reports/retrieval_edge.md
+# (2.0 ms), which moved hybrid R@10 by 0.002 (the hybrid fuses each path's top 100).
+# benchmarks/reports/retrieval_edge.md
 HNSW_EF = 512
 # Larger stores need a wider beam (benchmarks/reports/scale_edge.md, recall@10 against exact at hnsw_ef 512 / 1024):
 # 300,000 articles 0.995 / 1.000 (3.5 / 6.3 ms), 1,000,000 0.975 / 0.990 (6.0 / 14.8 ms).

@@ -339,7 +339,8 @@ class QdrantEdgeDocumentStore:
         if fetch:
             return [self._document(point) for point in points]
         return [replace(document, score=point.score)
-                for point, document in zip(points, self._cache.get([point.id for point in points], self._read), strict=True)]
+                for point, document in zip(points, self._cache.get([point.id for point in points], self._read),
+                                           strict=True)]
 
     def _read(self, point_ids: list[Any]) -> dict[Any, Document]:
         records = self.shard.retrieve(point_ids, with_payload=True, with_vector=False)

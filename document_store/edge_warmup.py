@@ -48,7 +48,8 @@ def warm_graph(shard: edge.EdgeShard, vectors: str, dimension: int, hnsw_ef: int
 # A search reads its hits' payloads from disk where the OS has not cached them. Edge does not pre-warm them although
 # the shard asks for `Cached` payloads: on 1,000,000 articles (677 MiB of payloads) the first 100 dense questions
 # took ~9,500 page faults from disk (70 MiB of payload pages read ahead around each hit, 15 MiB of their tracker).
-# Reading the files once beforehand took 0.5 s there and leaves them in the OS's page cache; the pages a search then maps count in the process's RSS (+380 MiB there, reclaimable). Dense p95
+# Reading the files once beforehand took 0.5 s there and leaves them in the OS's page cache; the pages a search then
+# maps count in the process's RSS (+380 MiB there, reclaimable). Dense p95
 # over those questions, research/edge_cold_pages.py (files in the page cache / evicted first): no warm-up 55 / 71 ms,
 # the graph warmed 37 / 42, the payloads read 31 / 43, both 27 / 49 (the disk is noisy). Stores with more payload
 # than this read only this much.

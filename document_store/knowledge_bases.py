@@ -85,8 +85,8 @@ def migrate_local_mode(folder: Path, name: str, store: QdrantEdgeDocumentStore, 
     interrupted copy is redone from the start on the next open (writes overwrite by id)."""
     if not (folder / "collection" / name).is_dir() or (folder / MIGRATED).is_file():
         return 0
-    logger.warning("Knowledge base {knowledge_base} was made by qdrant-client's local mode: copying it into Qdrant Edge once "
-                   "(vectors kept, nothing re-embedded)", knowledge_base=name)
+    logger.warning("Knowledge base {knowledge_base} was made by qdrant-client's local mode: "
+                   "copying it into Qdrant Edge once (vectors kept, nothing re-embedded)", knowledge_base=name)
     with warnings.catch_warnings():  # local mode's "not recommended above 20,000 points": it is being left
         warnings.simplefilter("ignore", UserWarning)
         local = QdrantServerDocumentStore(path=str(folder), index=name, embedding_dim=store.embedding_dim,
@@ -102,8 +102,9 @@ def migrate_local_mode(folder: Path, name: str, store: QdrantEdgeDocumentStore, 
     finally:
         local.close()
     (folder / MIGRATED).write_text(json.dumps({"articles": copied, "sources": len(records)}))
-    logger.warning("Knowledge base {knowledge_base}: {count} articles and {sources} source records copied into Qdrant Edge; "
-                   "the local-mode files ({folder}/collection, meta.json) are no longer used and may be deleted",
+    logger.warning("Knowledge base {knowledge_base}: {count} articles and {sources} source records "
+                   "copied into Qdrant Edge; the local-mode files ({folder}/collection, meta.json) "
+                   "are no longer used and may be deleted",
                    knowledge_base=name, count=copied, sources=len(records), folder=folder)
     return copied
 
@@ -142,10 +143,12 @@ def shared_store_from_dict(data: dict[str, Any]) -> StatuteStore:
     """
     params = data.get("init_parameters", {})
     edge = data.get("type", "").endswith(QdrantEdgeDocumentStore.__name__)
-    key = ("edge", params.get("path"), params.get("embedding_dim", 384)) if edge else ("server", params.get("url"), params.get("index", "Document"))
+    key = (("edge", params.get("path"), params.get("embedding_dim", 384)) if edge
+           else ("server", params.get("url"), params.get("index", "Document")))
     with _stores_lock:
         if key not in _stores:  # a server store of YAML from before `QdrantServerDocumentStore` is one too
-            _stores[key] = QdrantEdgeDocumentStore.from_dict(data) if edge else QdrantServerDocumentStore.from_dict(data)
+            _stores[key] = (QdrantEdgeDocumentStore.from_dict(data) if edge
+                            else QdrantServerDocumentStore.from_dict(data))
         return _stores[key]
 
 

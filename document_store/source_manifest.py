@@ -2,9 +2,9 @@
 
 Kept in Qdrant itself, beside the documents, so it lives wherever the store lives: a payload-only collection
 ``<collection>__sources`` on a server (or in qdrant-client's local mode: `document_store.collection_records`), a
-payload-only Edge shard in the folder ``<path>__sources`` beside an Edge store's (`document_store.edge_records`). A source is marked ``indexing`` before its
-articles are written and ``complete`` after, so an interrupted run is detected instead of silently
-answering from half an index.
+payload-only Edge shard in the folder ``<path>__sources`` beside an Edge store's (`document_store.edge_records`). A
+source is marked ``indexing`` before its articles are written and ``complete`` after, so an interrupted run is
+detected instead of silently answering from half an index.
 
 Usage::
 
@@ -81,7 +81,8 @@ class SourceManifest:
         embedder and metadata they are written with (what a resumed run must match to keep them), in one write."""
         now = time.time()
         self._put(*(SourceRecord(source, INDEXING, content_hash, 0, now, embedding=embedding,
-                                 meta_hash=(meta_hashes or {}).get(source, "")) for source, content_hash in hashes.items()))
+                                 meta_hash=(meta_hashes or {}).get(source, ""))
+                    for source, content_hash in hashes.items()))
 
     def mark_complete(self, records: list[SourceRecord]) -> None:
         """Record finished sources (see `completed`), in one write."""

@@ -64,8 +64,9 @@ class ScriptedOpenAIServer(LocalHTTPServer):
         finish_reason: str = "stop",
     ) -> None:
         """Answer requests whose messages contain ``match`` (every part of a tuple); a list of replies is used in
-        turn, the last one repeating; ``top_logprobs`` are sent for the first token; a streamed reply waits ``chunk_delay`` seconds
-        between its 8-character chunks; ``finish_reason="length"`` plays a reply cut at ``max_tokens``."""
+        turn, the last one repeating; ``top_logprobs`` are sent for the first token; a streamed reply waits
+        ``chunk_delay`` seconds between its 8-character chunks; ``finish_reason="length"`` plays a reply cut at
+        ``max_tokens``."""
         self.rules.append(Rule(match, reply, status, delay, top_logprobs, chunk_delay, finish_reason))
 
     def _answer(self, body: dict[str, Any]) -> tuple[Rule, str]:

@@ -70,7 +70,8 @@ class ScriptedSerpAPIServer(LocalHTTPServer):
         if self.status != 200:
             return self.status, {"error": self.error or "Internal server error."}
         number = len(self.requests)
-        metadata = {"id": f"scripted-{number}", "status": "Success", "created_at": time.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        metadata = {"id": f"scripted-{number}", "status": "Success",
+                    "created_at": time.strftime("%Y-%m-%d %H:%M:%S UTC"),
                     "total_time_taken": 0.01, "google_url": "https://www.google.com/search?q=" + params.get("q", "")}
         payload: dict[str, Any] = {
             "search_metadata": metadata,

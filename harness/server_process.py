@@ -73,7 +73,8 @@ class ServerProcess:
                 pass
             time.sleep(0.5)
         self.stop()
-        raise ServerStartError(f"server did not deploy {sorted(DEPLOYMENTS)} in {self.timeout:.0f} s:\n{self.log_tail()}")
+        raise ServerStartError(f"server did not deploy {sorted(DEPLOYMENTS)} in {self.timeout:.0f} s:\n"
+                               f"{self.log_tail()}")
 
     def stop(self) -> None:
         stop_process(self.process, timeout=30)

@@ -59,7 +59,8 @@ def bad_request(message: str, status: int = 400) -> HTTPException:
 @contextmanager
 def http_errors() -> Iterator[None]:
     """Maps what the service raises to HTTP errors: bad input 400, unknown knowledge base 404, a knowledge base being
-    indexed (delete) 409, locked or misconfigured store 503, a pipeline failure a 500 that names the stage (details in the server log, none to the client)."""
+    indexed (delete) 409, locked or misconfigured store 503, a pipeline failure a 500 that names the stage (details in
+    the server log, none to the client)."""
     try:
         yield
     except RunCancelled as error:
@@ -119,7 +120,8 @@ def normalise_messages(messages: Any) -> list[dict[str, str]]:
         role = message.get("role") if isinstance(message, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):  # [{"type": "text", "text": "..."}]
-            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+            content = "".join(str(p.get("text", "")) for p in content
+                              if isinstance(p, dict) and p.get("type") == "text")
         if role not in ("system", "user", "assistant", "tool") or not isinstance(content, str | None):
             raise bad_request(f"messages[{i}] must have a role (system/user/assistant/tool) and text content")
         out.append({"role": role, "content": content or ""})

@@ -89,7 +89,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> None:
         results = Indexer(store, settings).index(sources, progress=not args.quiet)
         for result in results:
             print(f"{result.action:9s} {result.count:6d}  {result.source}")
-        print(f"{store.count_documents()} documents in '{store.knowledge_base}' ({time.perf_counter() - started:.1f} s)")
+        print(f"{store.count_documents()} documents in '{store.knowledge_base}' "
+              f"({time.perf_counter() - started:.1f} s)")
     finally:
         store.close()
 
@@ -105,7 +106,8 @@ def cmd_reweight(args: argparse.Namespace, settings: Settings) -> None:
             print(f"{result.action:10s} {result.count:6d}  {result.source}")
         print(f"BM25 weights of {len(results)} source(s) rewritten in '{store.knowledge_base}' "
               f"({time.perf_counter() - started:.1f} s)" if results else
-              f"the BM25 weights of '{store.knowledge_base}' are current (within BM25_MAX_DRIFT={settings.bm25_max_drift:g})")
+              f"the BM25 weights of '{store.knowledge_base}' are current "
+              f"(within BM25_MAX_DRIFT={settings.bm25_max_drift:g})")
     finally:
         store.close()
 
@@ -128,7 +130,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> None:
     store = open_document_store(settings, args.collection)
     try:
         if store.count_documents() == 0:
-            raise ValueError(f"the knowledge base '{store.knowledge_base}' is empty; run `python -m pipelines index` first")
+            raise ValueError(f"the knowledge base '{store.knowledge_base}' is empty; "
+                             "run `python -m pipelines index` first")
         pipeline = build_retrieval_pipeline(store, settings, mode=args.mode, top_k=args.top_k)
         pipeline.warm_up()
         print_warnings(_store_warnings(store, settings) + as_of_warnings(
@@ -217,8 +220,10 @@ def stack_line(settings: Settings) -> str:
     from pipelines.judges import describe_judge, evaluator_scope
 
     embedder = Path(settings.embedding_model).name
-    full = Path(settings.embedding_model) == Path(settings.adapted_embedding_model) and evaluator_scope(settings) == "full"
-    line = f"answering with the {'full' if full else 'quick'} stack: embedder {embedder}; judge: {describe_judge(settings)}"
+    full = (Path(settings.embedding_model) == Path(settings.adapted_embedding_model)
+            and evaluator_scope(settings) == "full")
+    line = (f"answering with the {'full' if full else 'quick'} stack: embedder {embedder}; "
+            f"judge: {describe_judge(settings)}")
     if full or not settings.trained_models:
         return line
     return (f"{line}. The full stack (adapted embedder, evaluator over every article, ~20 min): `make run` or "

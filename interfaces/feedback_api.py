@@ -28,7 +28,8 @@ FEEDBACK_FIELDS = ("answer_id", "verdict", "article")
 
 
 def add_feedback_routes(app: FastAPI) -> None:
-    @app.post("/feedback", tags=["feedback"], status_code=201, summary="Feedback on an answer: 👍/👎, the right article")
+    @app.post("/feedback", tags=["feedback"], status_code=201,
+              summary="Feedback on an answer: 👍/👎, the right article")
     async def feedback(request: Request) -> dict[str, Any]:
         body = await feedback_body(request)
         try:

@@ -92,7 +92,8 @@ class Deployments:
                 deploy_files_pipeline(app, self.serving_dir / name)
             except Exception as error:  # noqa: BLE001 - any failure of a wrapper's setup is reported, not raised
                 self.failed[name] = one_line(error)
-                logger.error("Deployment {deployment} failed to load: {reason}", deployment=name, reason=self.failed[name])
+                logger.error("Deployment {deployment} failed to load: {reason}",
+                             deployment=name, reason=self.failed[name])
                 if name in self.required:
                     self.fatal, self.loading = True, None
                     logger.error("Stopping: {deployment} is required (REQUIRED_DEPLOYMENTS)", deployment=name)
@@ -175,6 +176,7 @@ class StatusGate:
 
 def routes_of(deployment: str) -> tuple[str, ...]:
     """The path prefixes a deployment serves (the chat deployment also serves the OpenAI-compatible routes)."""
-    chat = ("/v1/chat/completions", "/chat/completions", "/v1/models", "/models") if deployment == CHAT_DEPLOYMENT else ()
+    chat = (("/v1/chat/completions", "/chat/completions", "/v1/models", "/models")
+            if deployment == CHAT_DEPLOYMENT else ())
     return (f"/{deployment}/", *chat)
 

@@ -105,18 +105,19 @@ class LLMComponent:
         return f"{getattr(generator, 'api_base_url', None)}|{getattr(generator, 'model', None)}"
 
     def chat(
-        self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None, streaming_callback: Any = None,
+        self, messages: list[ChatMessage], generation_kwargs: dict[str, Any] | None = None,
+        streaming_callback: Any = None,
         no_echo: list[str] | None = None, tools: list[Any] | None = None,
     ) -> LLMCall:
         """One chat call; transport errors, timeouts and empty replies come back as ``error``.
 
         The openai client retries 429/5xx/connection errors with backoff (``LLM_MAX_RETRIES``). A connection refused
         by an embedded server whose process died (a crash, an out-of-memory kill) restarts it and tries once more.
-        When the retries are spent, the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls fail at once, so one
-        question costs at most one timeout cycle. A free-text reply that repeats the system prompt has those sentences
-        removed, and the sentences holding runs of `ECHO_WINDOW` characters copied from ``no_echo`` (instructions a
-        small model may copy into its reply) are dropped; the streamed text gets the same treatment as the returned
-        one.
+        When the retries are spent, the endpoint counts as unavailable for ``LLM_COOLDOWN`` seconds and further calls
+        fail at once, so one question costs at most one timeout cycle. A free-text reply that repeats the system prompt
+        has those sentences removed, and the sentences holding runs of `ECHO_WINDOW` characters copied from ``no_echo``
+        (instructions a small model may copy into its reply) are dropped; the streamed text gets the same treatment as
+        the returned one.
         """
         if self.chat_generator is None:
             self.warm_up()
@@ -152,7 +153,8 @@ class LLMComponent:
                 if not (isinstance(error, APITimeoutError) and self._abort_generation()):
                     COOLDOWNS.start(endpoint)  # (an embedded server restarted to stop the generation is ready now)
                 logger.warning("LLM unavailable: {error}", error=type(error).__name__)
-                reason = "LLM 请求超时" if isinstance(error, APITimeoutError) else f"LLM 调用失败：{type(error).__name__}"
+                reason = ("LLM 请求超时" if isinstance(error, APITimeoutError)
+                          else f"LLM 调用失败：{type(error).__name__}")
                 return LLMCall(None, reason, time.perf_counter() - started)
             except (OpenAIError, ValueError, RuntimeError) as error:
                 logger.warning("LLM call failed: {error}", error=type(error).__name__)

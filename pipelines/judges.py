@@ -81,7 +81,8 @@ def resolve_judge(settings: Settings, require_model: bool = True) -> str:
             return "llm"
         return "both" if uses_api_model(settings) else "evaluator"
     if settings.judge != "llm" and require_model and not evaluator_available(settings):
-        why = "TRAINED_MODELS=off" if not settings.trained_models else f"no trained evaluator at {settings.evaluator_model}"
+        why = ("TRAINED_MODELS=off" if not settings.trained_models
+               else f"no trained evaluator at {settings.evaluator_model}")
         raise ValueError(f"JUDGE={settings.judge} needs the trained relevance evaluator ({why}); run "
                          "`python -m pipelines setup` (or `train`), or set JUDGE=llm")
     return settings.judge

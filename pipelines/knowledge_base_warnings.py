@@ -90,7 +90,8 @@ def as_of_warning(gap: VersionGap, collection: str | None = None) -> str:
     else:
         held, fix = "现有版本在该日都不适用", "加入它的各个版本"
     return (f"知识库中没有《{gap.law}》在 {date_text(gap.as_of)} 有效的版本（{held}）；用 "
-            f"`python -m pipelines index --laws {gap.law.removeprefix(LAW_NAME_PREFIX)} --versions{_option(collection)}` {fix}")
+            f"`python -m pipelines index --laws {gap.law.removeprefix(LAW_NAME_PREFIX)} "
+            f"--versions{_option(collection)}` {fix}")
 
 
 def as_of_warnings(pipeline: Pipeline, query: str, as_of: str | None, filters: dict[str, Any] | None = None,

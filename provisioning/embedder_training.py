@@ -3,9 +3,10 @@
 sentence-transformers' own training API: `SentenceTransformerTrainer` with `MultipleNegativesRankingLoss` over
 (question, gold article, hard negative) triples and the no-duplicates batch sampler (STARD questions share gold
 articles, so an in-batch "negative" could be another row's positive). The hard negative of a question is the
-best-ranked non-gold article of its mined candidates (`provisioning.mining`). The e5 prefixes (``query: ``/``passage: ``) are kept and
-passages are the text indexing embeds. The embeddings and the lower ``frozen_layers`` transformer layers are
-frozen: half the backward pass, and the multilingual vocabulary is left as pretrained.
+best-ranked non-gold article of its mined candidates (`provisioning.mining`). The e5 prefixes
+(``query: ``/``passage: ``) are kept and passages are the text indexing embeds. The embeddings and the lower
+``frozen_layers`` transformer layers are frozen: half the backward pass, and the multilingual vocabulary is left as
+pretrained.
 
 The saved folder carries a completion marker naming its weights' digest, so the int8 ONNX export
 (`provisioning.onnx_export.build_onnx_int8`) and the embedding fingerprint recognise it like the base model.

@@ -56,7 +56,8 @@ class Recipe:
     folds: int = 5  # out-of-fold passage scores for the evidence model
     regularisation: float = 10.0  # logistic C of the passage model (1.0 for the 3-input evidence model)
     seed: int = 0
-    evidence_inputs: str = EVIDENCE_INPUTS  # the evidence model's inputs (a new set retrains: the digest keys the cache)
+    # the evidence model's inputs (a new set retrains: the digest keys the cache)
+    evidence_inputs: str = EVIDENCE_INPUTS
 
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]

@@ -1,8 +1,8 @@
 """Hard negatives for the embedder's fine-tuning, mined without a dense index of the corpus.
 
 A question's candidates are its top ``pool`` articles by BM25 over the whole corpus (the jieba terms and weights
-indexing writes, the IDF the store applies: `helpers.text_encoding.sparse_terms.BM25Matrix`), ranked a second time by the base
-embedder, which runs on those candidates only; the two rankings are fused as retrieval fuses its paths
+indexing writes, the IDF the store applies: `helpers.text_encoding.sparse_terms.BM25Matrix`), ranked a second time
+by the base embedder, which runs on those candidates only; the two rankings are fused as retrieval fuses its paths
 (`RRFJoiner`, equal weights) and the best-ranked non-gold article of the fused top ``depth`` is the hard negative
 (`provisioning.embedder_training.training_rows`). So set-up encodes the corpus once, with the adapted embedder:
 the base model sees the union of the pools (a few thousand articles for STARD train), not the 23,490 articles

@@ -17,7 +17,8 @@ Measured on the 【问题分析】 section of each answer:
 - and, over the whole answer, whether the model's own verified citations name a gold article (the change must not
   cost citations).
 
-    .venv/bin/python research/analysis_prompt_study.py [--questions 24] [--seed 7] [--out research/reports/analysis_prompt_study.md]
+    .venv/bin/python research/analysis_prompt_study.py [--questions 24] [--seed 7] \\
+        [--out research/reports/analysis_prompt_study.md]
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def restates(section: str, question: str) -> bool:
 def template(analysis: str) -> list[ChatMessage]:
     user = prompts.answer_user()
     assert prompts.ANALYSIS in user  # the instruction this study swaps
-    return [ChatMessage.from_system(prompts.ANSWER_SYSTEM), ChatMessage.from_user(user.replace(prompts.ANALYSIS, analysis))]
+    return [ChatMessage.from_system(prompts.ANSWER_SYSTEM),
+            ChatMessage.from_user(user.replace(prompts.ANALYSIS, analysis))]
 
 
 def main() -> None:
@@ -148,14 +150,16 @@ def write_report(rows: list[dict], args: argparse.Namespace, seconds: float) -> 
     report = f"""# 【问题分析】: analysis or restatement? (issue 50, item 6)
 
 Command: `.venv/bin/python research/analysis_prompt_study.py {' '.join(sys.argv[1:])}`
-{len({r['qid'] for r in rows})} real STARD train questions (seed {args.seed}; half ≥ 30 characters) × 2 prompts; the embedded
+{len({r['qid'] for r in rows})} real STARD train questions (seed {args.seed}; half ≥ 30 characters) \
+× 2 prompts; the embedded
 model; fixed evidence (each question's gold articles and their neighbours); wall time {seconds:.0f} s.
 Machine: AMD EPYC with AVX-512 VNNI, 2 cores. Answers whose model call failed are left out.
 
 - before: `{BEFORE}`
 - after: `{prompts.ANALYSIS}`
 
-| prompt | slice | answers | restates the question | names the relation | names the disputed point | a gold article cited |
+| prompt | slice | answers | restates the question | names the relation | \
+names the disputed point | a gold article cited |
 |---|---|---|---|---|---|---|
 {chr(10).join(table)}
 

@@ -159,7 +159,8 @@ def main() -> None:
                      f"{corpus.law_count[top]} articles × {law_mean[top]:.2f} mean) | "
                      f"{100 * np.percentile(drift, 99):.3f} % | {100 * np.median(drift):.4f} % | "
                      f"{int((drift > limit).sum())} |")
-    lines += ["", "| new articles' length (× corpus mean) | articles addable before drift > limit | share of the corpus |",
+    lines += ["", ("| new articles' length (× corpus mean) | articles addable before drift > limit | "
+                   "share of the corpus |"),
               "|---|---|---|"]
     addable = {r: limit * n / (abs(1 - r) - limit * r) for r in RATIOS}  # drift = |1 − r|·m / (N + r·m)
     lines += [f"| {r:g}× | {m:.0f} | {100 * m / n:.1f} % |" for r, m in addable.items()]
@@ -213,7 +214,8 @@ shared with a benchmark); the {len(cases)} ranking runs {rank_seconds:.0f} s.
 {corpus_part}
 
 A law's mean article length relative to the corpus mean: p10 {np.percentile(law_mean, 10):.2f}×, median
-{np.median(law_mean):.2f}×, p90 {np.percentile(law_mean, 90):.2f}× (min {law_mean.min():.2f}×, max {law_mean.max():.2f}×).
+{np.median(law_mean):.2f}×, p90 {np.percentile(law_mean, 90):.2f}× \
+(min {law_mean.min():.2f}×, max {law_mean.max():.2f}×).
 
 ## 2. First full index from empty (simulated as the `Indexer` runs it)
 

@@ -127,11 +127,13 @@ def main() -> None:
                 train_idx = np.where(train)[0]
                 if vectors is None:  # the shipped recipe and component, one per flag rate
                     fold_inside = [queries[i] for i in train_idx if kinds[i] == IN_CORPUS]
-                    fold_outside = [OutsideQuestion(queries[i], cited[i]) for i in train_idx if kinds[i] == OUT_OF_CORPUS]
+                    fold_outside = [OutsideQuestion(queries[i], cited[i])
+                                    for i in train_idx if kinds[i] == OUT_OF_CORPUS]
                     for rate in RATES:
                         check = product_check(fold_inside, fold_outside, rate, scratch / f"{scheme[:2]}{fold}{rate}")
                         for i in test_idx:
-                            coverage = check.run(query=queries[i], evaluation={"passed": True})["evaluation"]["coverage"]
+                            coverage = check.run(query=queries[i],
+                                                 evaluation={"passed": True})["evaluation"]["coverage"]
                             scores[i], named[i] = coverage["probability"], coverage["document"]
                             flagged[rate][i] = coverage["flagged"]
                     continue

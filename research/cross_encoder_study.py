@@ -187,7 +187,8 @@ def judged_metrics(probs: list[float], labels: list[int], threshold: float) -> d
 
 
 def report(results: dict[int, dict], args: argparse.Namespace) -> str:
-    lines = ["| judged kind | questions | good share | judge | pass rate | AUC | ECE |", "|---|---|---|---|---|---|---|"]
+    lines = ["| judged kind | questions | good share | judge | pass rate | AUC | ECE |",
+             "|---|---|---|---|---|---|---|"]
     ranking = ["| kind | order | R@10 | MRR@10 |", "|---|---|---|---|"]
     both = {}
     for fold, res in results.items():  # one combination per fold over all kinds pooled (it must not know the kind)
@@ -216,7 +217,8 @@ def report(results: dict[int, dict], args: argparse.Namespace) -> str:
     return f"""# A cross-encoder from e5-small as the judge (out of fold)
 
 Command: `.venv/bin/python research/cross_encoder_study.py --folds {' '.join(map(str, sorted(results)))} \
---epochs {args.epochs} --lr {args.lr} --negatives {args.negatives} --absent-negatives {args.absent_negatives} --frozen-layers {args.frozen_layers}`
+--epochs {args.epochs} --lr {args.lr} --negatives {args.negatives} --absent-negatives {args.absent_negatives} \
+--frozen-layers {args.frozen_layers}`
 Folds reported: {sorted(results)} of 5 (by question id, as `research/evaluator_style_study.py`). Bench store
 (zero-shot e5-small), hybrid top {DEPTH}, judged top {JUDGED}. Per fold: {first['pairs']} training pairs, training
 {statistics.mean(r['train_s'] for r in results.values()):.0f} s on 2 cores; scoring 5 passages
@@ -244,7 +246,8 @@ def main() -> None:
     parser.add_argument("--tag", default="", help="cache tag of a recipe (default: derived from the arguments)")
     parser.add_argument("--out", default="research/reports/cross_encoder_study.md")
     args = parser.parse_args()
-    args.tag = args.tag or f"e{args.epochs}_lr{args.lr}_n{args.negatives}_a{args.absent_negatives}_l{args.max_length}_f{args.frozen_layers}"
+    args.tag = args.tag or (f"e{args.epochs}_lr{args.lr}_n{args.negatives}_a{args.absent_negatives}"
+                            f"_l{args.max_length}_f{args.frozen_layers}")
     import torch
 
     torch.set_num_threads(2)

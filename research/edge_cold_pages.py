@@ -5,8 +5,8 @@ store's own warm-up steps (`document_store.edge_warmup`: the payload files read 
 Evicts the store's files from the page cache (``posix_fadvise(DONTNEED)``, no root needed; ``--warm`` skips it),
 opens the store with the chosen placements, warms the retrieval pipeline up (the store's `preload`, less the steps
 named by ``--skip``) and times it (query embedding included, top 10) over STARD questions, twice (each pass after
-``--idle`` seconds of quiet): per pass p50 / p95 / max ms, the page faults taken (major ones read from disk) and the RSS. Findings are in
-benchmarks/reports/scale_edge.md (third and fifth sessions) and document_store/edge_warmup.py.
+``--idle`` seconds of quiet): per pass p50 / p95 / max ms, the page faults taken (major ones read from disk) and the
+RSS. Findings are in benchmarks/reports/scale_edge.md (third and fifth sessions) and document_store/edge_warmup.py.
 
     DATA_DIR=/tmp/idx_data .venv/bin/python research/edge_cold_pages.py /tmp/idx_data/scale/1000000-kb \\
         [--cached payload,hnsw,ids,vectors] [--skip payloads,graph] [--warm] [--mode dense] [--queries 100] [--idle 60]
@@ -93,7 +93,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("store", help="a scale store folder (benchmarks/scale.py), e.g. …/scale/1000000-kb")
     parser.add_argument("--cached", default="", help=f"comma-separated, of {PLACEMENTS}")
-    parser.add_argument("--skip", default="", help=f"comma-separated warm-up steps to leave out, of {list(WARM_UP_STEPS)}")
+    parser.add_argument("--skip", default="",
+                        help=f"comma-separated warm-up steps to leave out, of {list(WARM_UP_STEPS)}")
     parser.add_argument("--warm", action="store_true", help="do not evict the files first")
     parser.add_argument("--mode", default="dense", choices=["bm25", "dense", "hybrid"])
     parser.add_argument("--queries", type=int, default=20)

@@ -1,11 +1,11 @@
 """One-off probe: does fine-tuning e5-small on STARD train lift dense and hybrid retrieval on a held-out fold?
 
 Superseded by the product's own training (`provisioning/train.py`, measured by `benchmarks/retrieval.py` over 5
-folds); kept as the record of the first measurement. The recipe of issue 18's probe (MultipleNegativesRankingLoss with one hybrid hard negative per pair, embeddings
-and the lower 6 of 12 layers frozen, max length 128, lr 3e-5, batch 32, the no-duplicates batch sampler, one
-epoch), trained on folds 1-4 of benchmarks/judge_calibration.py's folds and measured on fold 0 only. The adapted
-model goes through the same int8 ONNX export as the shipped encoder and encodes all 23,490 articles. One fold is
-a probe of the recipe's cost and direction, not a cross-validated result.
+folds); kept as the record of the first measurement. The recipe of issue 18's probe (MultipleNegativesRankingLoss with
+one hybrid hard negative per pair, embeddings and the lower 6 of 12 layers frozen, max length 128, lr 3e-5, batch 32,
+the no-duplicates batch sampler, one epoch), trained on folds 1-4 of benchmarks/judge_calibration.py's folds and
+measured on fold 0 only. The adapted model goes through the same int8 ONNX export as the shipped encoder and encodes all
+23,490 articles. One fold is a probe of the recipe's cost and direction, not a cross-validated result.
 
     .venv/bin/python research/embedder_probe.py [--fold 0] [--out research/reports/embedder_probe.md]
 """
@@ -146,7 +146,8 @@ def main() -> None:
     lines = []
     for name, q, c in (("zero-shot e5-small", zero_q, zero_corpus), ("adapted", adapted_q, corpus)):
         dense = rankings(q, c, docs)
-        dense_rankings = [Ranking("dense", pairs[i].query, [d for d, _ in r]) for i, r in zip(test_ids, dense, strict=True)]
+        dense_rankings = [Ranking("dense", pairs[i].query, [d for d, _ in r])
+                          for i, r in zip(test_ids, dense, strict=True)]
         results = {"dense": [[d.meta["key"] for d, _ in r] for r in dense]}
         for weight in (1.0, 0.5):
             joiner = RRFJoiner(top_k=100, path_weights={"bm25": weight})
@@ -156,17 +157,21 @@ def main() -> None:
         for label, ranked in results.items():
             m = mean_metrics([query_metrics(keys, pairs[i].gold) for keys, i in zip(ranked, test_ids, strict=True)])
             lines.append(f"| {name} | {label} | {m['R@10']:.3f} | {m['MRR@10']:.3f} | {m['R@100']:.3f} |")
-        good = [any(k in pairs[i].gold for k in results["hybrid (BM25 weight 1)"][n][:5]) for n, i in enumerate(test_ids)]
+        good = [any(k in pairs[i].gold for k in results["hybrid (BM25 weight 1)"][n][:5])
+                for n, i in enumerate(test_ids)]
         top_cos = [r[0][1] for r in dense]
+        top_auc = auc([c for c, g in zip(top_cos, good, strict=True) if g],
+                      [c for c, g in zip(top_cos, good, strict=True) if not g])
         lines.append(f"| {name} | AUC of the top dense cosine for gold-in-hybrid-top-5 | "
-                     f"{auc([c for c, g in zip(top_cos, good, strict=True) if g], [c for c, g in zip(top_cos, good, strict=True) if not g]):.3f} | | |")
+                     f"{top_auc:.3f} | | |")
     store.close()
     report = f"""# Probe: fine-tuned e5-small embedder (one held-out fold)
 
 Command: `.venv/bin/python research/embedder_probe.py {' '.join(sys.argv[1:])}`
 Trained on {len(train_ids)} questions ({len(rows['anchor'])} pairs) of folds other than {args.fold}; measured on
 the {len(test_ids)} questions of fold {args.fold} over all {len(docs)} articles. Training {train_seconds:.0f} s,
-int8 export {export_seconds:.0f} s, encoding the corpus {encode_seconds:.0f} s ({statistics.mean([len(d.content or '') for d in docs]):.0f}
+int8 export {export_seconds:.0f} s, encoding the corpus {encode_seconds:.0f} s \
+({statistics.mean([len(d.content or '') for d in docs]):.0f}
 characters per article on average), on {__import__('os').cpu_count()} cores. **One fold: a probe, not a
 cross-validated result.**
 

@@ -129,7 +129,8 @@ def main() -> None:
                 "ece": expected_calibration_error(probs, labels),
                 "pass": statistics.mean(p >= t for p, _, t in rows)}
         print(name, results[name], flush=True)
-    lines = ["| training kinds | judged kind | questions | good share | pass rate | AUC | ECE |", "|---|---|---|---|---|---|---|"]
+    lines = ["| training kinds | judged kind | questions | good share | pass rate | AUC | ECE |",
+             "|---|---|---|---|---|---|---|"]
     for name, per_kind in results.items():
         for kind, m in per_kind.items():
             lines.append(f"| {name} | {kind} | {m['n']} | {m['good']:.3f} | {m['pass']:.3f} | "

@@ -132,7 +132,8 @@ def train_and_score(data: dict, kit: Path, config: dict, fold: int, device: torc
     for epoch in range(config["epochs"]):
         order = rng.sample(train, len(train))
         for start in range(0, len(order), questions_per_step):
-            step = [(q, g) for q in order[start:start + questions_per_step] for g in groups(q, config["negatives"], rng)]
+            step = [(q, g) for q in order[start:start + questions_per_step]
+                    for g in groups(q, config["negatives"], rng)]
             loss = 0.0
             for question, group in step:  # one group's graph at a time: memory of one group, not of the step
                 with autocast:

@@ -12,7 +12,8 @@ running:
 Reported: seconds per request (median of ``--repeats``), prompt tokens, and the server's peak resident memory
 (VmHWM) after the requests.
 
-    .venv/bin/python research/llm_logits_probe.py [--repeats 3] [--answer-tokens 200] [--out research/reports/llm_logits_probe.md]
+    .venv/bin/python research/llm_logits_probe.py [--repeats 3] [--answer-tokens 200] \\
+        [--out research/reports/llm_logits_probe.md]
 """
 
 from __future__ import annotations
@@ -52,10 +53,12 @@ def timed(client: OpenAI, messages: list[dict], **kwargs) -> tuple[float, int, i
 
 
 def answer_messages(evidence: str) -> list[dict]:
-    return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": f"证据：\n{evidence}\n\n问题：{QUESTION}\n请根据证据回答，引用条文。"}]
+    return [{"role": "system", "content": ANSWER_SYSTEM},
+            {"role": "user", "content": f"证据：\n{evidence}\n\n问题：{QUESTION}\n请根据证据回答，引用条文。"}]
 
 
-def probe(settings: Settings, logprobs: bool, evidence: list[str], passages: list[str], args: argparse.Namespace) -> dict:
+def probe(settings: Settings, logprobs: bool, evidence: list[str], passages: list[str],
+          args: argparse.Namespace) -> dict:
     """``evidence``: one text per request (the warm-up first), so that no request reuses another's evaluated prompt."""
     server = EmbeddedLLMServer(settings.llm_gguf, n_ctx=settings.llm_ctx, n_threads=settings.llm_threads,
                                logprobs=logprobs).start()
@@ -70,7 +73,8 @@ def probe(settings: Settings, logprobs: bool, evidence: list[str], passages: lis
         return {"answer_s": statistics.median(a[0] for a in answers),
                 "answer_tokens": statistics.median(a[1] for a in answers),
                 "written": statistics.median(a[2] for a in answers),
-                "rerank_s": statistics.median(r[0] for r in ranks), "rerank_tokens": statistics.median(r[1] for r in ranks),
+                "rerank_s": statistics.median(r[0] for r in ranks),
+                "rerank_tokens": statistics.median(r[1] for r in ranks),
                 "peak_mib": peak_rss_mib(server.pid)}
     finally:
         server.stop()
@@ -89,16 +93,20 @@ def main() -> None:
                 for start in range(10, 10 + 5 * (args.repeats + 1), 5)]
     passages = [(d.content or "")[:160] for d in articles[:args.rerank_calls]]
     rows = {flag: probe(settings, flag, evidence, passages, args) for flag in (True, False)}
-    lines = [f"| {'kept (today)' if flag else 'not kept'} | {r['answer_tokens']:.0f} | {r['written']:.0f} | {r['answer_s']:.1f} | "
+    lines = [f"| {'kept (today)' if flag else 'not kept'} | {r['answer_tokens']:.0f} | {r['written']:.0f} | "
+             f"{r['answer_s']:.1f} | "
              f"{r['rerank_tokens']:.0f} | {r['rerank_s']:.2f} | {r['peak_mib']:,.0f} |" for flag, r in rows.items()]
     text = f"""# The embedded LLM server with and without every prompt token's logits
 
 Command: `.venv/bin/python research/llm_logits_probe.py {' '.join(sys.argv[1:])}`
-Model `{Path(settings.llm_gguf).name}`, n_ctx {settings.llm_ctx}, {settings.llm_threads} threads; {platform.processor() or platform.machine()},
-nothing else running. Answer: {args.repeats} requests, each with other evidence (median), at most {args.answer_tokens} tokens written. Reranker:
+Model `{Path(settings.llm_gguf).name}`, n_ctx {settings.llm_ctx}, {settings.llm_threads} threads; \
+{platform.processor() or platform.machine()},
+nothing else running. Answer: {args.repeats} requests, each with other evidence (median), \
+at most {args.answer_tokens} tokens written. Reranker:
 {args.rerank_calls} yes/no requests of one token (median), with logprobs only where they are kept.
 
-| logits of every prompt token | answer prompt tokens | tokens written | s per answer | reranker prompt tokens | s per reranker call | server peak RSS (MiB) |
+| logits of every prompt token | answer prompt tokens | tokens written | s per answer | reranker prompt tokens | \
+s per reranker call | server peak RSS (MiB) |
 |---|---|---|---|---|---|---|
 {chr(10).join(lines)}
 """

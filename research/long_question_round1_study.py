@@ -2,9 +2,10 @@
 
 Until 2026-12-05 a question of at least ``LONG_QUESTION_CHARS`` (30) characters was rewritten before round 1: the
 original plus the rewriter's variants and a keyword string, on every path (this study made the default 0: never).
-That rule was adopted on the local LLM's retellings of STARD questions (its rewriter undoes its own retelling); here it is measured on the STARD train questions of >= 30
-characters, real people's wording. For each question the rewriter (round-1 prompt, the local model, temperature 0)
-is called once (cached), and the hybrid top 100 of the bench store (zero-shot e5-small) is scored for:
+That rule was adopted on the local LLM's retellings of STARD questions (its rewriter undoes its own retelling); here it
+is measured on the STARD train questions of >= 30 characters, real people's wording. For each question the rewriter
+(round-1 prompt, the local model, temperature 0) is called once (cached), and the hybrid top 100 of the bench store
+(zero-shot e5-small) is scored for:
 
 - ``as asked``: the question alone (what round 1 searches for a short question);
 - ``rewrite (shipped)``: the question + variants + keywords, on every path;
@@ -14,7 +15,8 @@ is called once (cached), and the hybrid top 100 of the bench store (zero-shot e5
 
 Nothing here is fitted, so no fold is needed: the rewriter and the retrieval are the shipped ones.
 
-    .venv/bin/python research/long_question_round1_study.py [--limit 289] [--out research/reports/long_question_round1_study.md]
+    .venv/bin/python research/long_question_round1_study.py [--limit 289] \\
+        [--out research/reports/long_question_round1_study.md]
 """
 
 from __future__ import annotations

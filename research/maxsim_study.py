@@ -99,7 +99,8 @@ def main() -> None:
               "|---|---|---|---|---|---|---|---|---|---|")
     report = f"""# Late interaction (token MaxSim over zero-shot e5-small) reranking the hybrid pool
 
-Command: `.venv/bin/python research/maxsim_study.py --depth {args.depth}{f' --sample {args.sample}' if args.sample else ''}`
+Command: `.venv/bin/python research/maxsim_study.py --depth {args.depth}\
+{f' --sample {args.sample}' if args.sample else ''}`
 Bench store (zero-shot e5-small, all 23,995 articles), hybrid RRF top {args.depth} of {len(ids)} STARD train
 questions (`research/pair_rerank_study.py`'s pools). Nothing is trained, so every row is out of sample.
 Machine: AMD EPYC with AVX-512 VNNI, 2 cores, torch on CPU (fp32).

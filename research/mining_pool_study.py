@@ -8,7 +8,8 @@ pool: the articles the base model must encode, the seconds, and how often the ha
 non-gold candidate, what `training_rows` takes) is the same article. Whether the embedder trained on them is as
 good is measured out of fold by `benchmarks/retrieval.py` (report in `benchmarks/reports/setup.md`).
 
-    .venv/bin/python research/mining_pool_study.py [--pools 10,20,30,50,100] [--out research/reports/mining_pool_study.md]
+    .venv/bin/python research/mining_pool_study.py [--pools 10,20,30,50,100] \\
+        [--out research/reports/mining_pool_study.md]
 """
 
 from __future__ import annotations
@@ -84,9 +85,11 @@ The former recipe: equal-weight hybrid retrieval (BM25 top 100 + dense top 100 o
 {len(pairs)} questions took {former_seconds:.0f} s, after the whole corpus was embedded by the base model. A
 question's hard negative is its best-ranked non-gold candidate of the fused top {MINING_DEPTH}.
 
-| mining | articles the base model encodes | seconds (BM25 + encoding + ranking) | same hard negative as the former recipe | questions without one |
+| mining | articles the base model encodes | seconds (BM25 + encoding + ranking) | \
+same hard negative as the former recipe | questions without one |
 |---|---|---|---|---|
-| former: the whole corpus embedded | {len(articles):,} | (the corpus index) | 1.000 | {sum(b is None for b in former)} |
+| former: the whole corpus embedded | {len(articles):,} | (the corpus index) | 1.000 | \
+{sum(b is None for b in former)} |
 {chr(10).join(lines)}
 """
     Path(args.out).write_text(report, encoding="utf-8")

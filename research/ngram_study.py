@@ -1,10 +1,10 @@
 """Character n-gram study: which of BM25's character n-grams the retrieval quality needs, and what they cost.
 
 The BM25 terms of an article or a question are jieba's words plus the text's character unigrams and bigrams
-(`helpers.text_encoding.jieba_tokenizer`). At a million articles the unigrams' postings are long, and they set the sparse search's
-p95 (benchmarks/reports/scale_edge.md, sixth session). This study scores BM25 exactly in memory
-(`helpers.text_encoding.sparse_terms.BM25Matrix`, the store's own formula and IDF) over the articles in force, for several n-gram
-choices. It reports:
+(`helpers.text_encoding.jieba_tokenizer`). At a million articles the unigrams' postings are long, and they set the
+sparse search's p95 (benchmarks/reports/scale_edge.md, sixth session). This study scores BM25 exactly in memory
+(`helpers.text_encoding.sparse_terms.BM25Matrix`, the store's own formula and IDF) over the articles in force, for
+several n-gram choices. It reports:
 
 - BM25 alone, and BM25 fused with the bench store's dense top 100 by `RRFJoiner` with the served weights, for the
   STARD train questions and the consultation-style retellings;
@@ -121,7 +121,8 @@ Command: `.venv/bin/python research/ngram_study.py --choices "{args.choices}"`. 
 BM25 is scored exactly in memory; hybrid fuses it with the bench store's dense top {CANDIDATES_PER_PATH} (RRF, the
 served weights, no citation path). R@10 / MRR@10:
 
-| character n-grams | terms per article | terms per question | STARD BM25 | STARD hybrid | consultations BM25 | consultations hybrid |
+| character n-grams | terms per article | terms per question | STARD BM25 | STARD hybrid | \
+consultations BM25 | consultations hybrid |
 |---|---|---|---|---|---|---|
 """ + "\n".join(lines) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

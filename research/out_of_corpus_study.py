@@ -117,7 +117,8 @@ def main() -> None:
             flagged[test] = scores[test] > threshold
         inside_mask, outside_mask = labels == 0, labels == 1
         rows.append(
-            f"| {name} | {auc(scores, labels):.3f} | {auc(scores[~long_q | outside_mask], labels[~long_q | outside_mask]):.3f} "
+            f"| {name} | {auc(scores, labels):.3f} | "
+            f"{auc(scores[~long_q | outside_mask], labels[~long_q | outside_mask]):.3f} "
             f"| {auc(scores[long_q | outside_mask], labels[long_q | outside_mask]):.3f} | "
             f"{flagged[outside_mask].mean():.3f} | {flagged[inside_mask].mean():.3f} | "
             f"{flagged[inside_mask & long_q].mean():.3f} | {flagged[inside_mask & good].mean():.3f} |")

@@ -11,9 +11,9 @@ k = 60, ranks from 1, 100 candidates per path). From its top-m articles:
 
 The second-pass rankings replace the first-pass ones of their path (or, in the "extra path" rows, join them as
 further RRF paths) and are RRF-fused exactly like the first pass. Each row reports the paired difference to the
-baseline (bootstrap 95 % interval, queries won / lost). Scoring runs over the store's matrices held in memory (`research.store_snapshot`); the project
-code is not changed. Query embeddings are computed once. The extra latency is the time from the first-pass
-fused list to the second-pass fused list (expansion, second search(es), fusion), per query.
+baseline (bootstrap 95 % interval, queries won / lost). Scoring runs over the store's matrices held in memory
+(`research.store_snapshot`); the project code is not changed. Query embeddings are computed once. The extra latency is
+the time from the first-pass fused list to the second-pass fused list (expansion, second search(es), fusion), per query.
 
 The store is opened from a copy (the original may be locked by a running process)::
 

@@ -76,7 +76,8 @@ def main() -> None:
     for i, item in enumerate(random.Random(0).sample(load_queries(args.queries), 60)[: args.sample], start=1):
         question, gold = item["query"], item["gold"]
         evaluation, after_note = rewrite_after_note(judge, rewriter, pipeline, question)
-        hyde = generator.run(messages=[ChatMessage.from_system(HYDE_SYSTEM), ChatMessage.from_user(f"用户问题：{question}")],
+        hyde = generator.run(messages=[ChatMessage.from_system(HYDE_SYSTEM),
+                                       ChatMessage.from_user(f"用户问题：{question}")],
                              generation_kwargs={"temperature": 0, "max_tokens": 200})["replies"][0].text or ""
         queries = {"original": [question], "rewrite": rewriter.run(query=question)["queries"],
                    "after_note": after_note,

@@ -166,7 +166,9 @@ def main() -> None:
     Path(args.out).write_text(f"""# Round 2 reranks deeper: the local LLM's yes/no reranker over the hybrid pool
 
 Command: `.venv/bin/python research/round2_rerank_study.py {' '.join(sys.argv[1:])}`
-{len(queries)} STARD train questions (random, seed 0{", among those whose gold the hybrid top 10 misses" if args.missed else ""}), bench store (zero-shot e5-small, all articles), hybrid RRF top
+{len(queries)} STARD train questions (random, seed 0\
+{", among those whose gold the hybrid top 10 misses" if args.missed else ""}), \
+bench store (zero-shot e5-small, all articles), hybrid RRF top
 50; the deep pool is the hybrid top {args.depth} plus the neighbours (±2, same law) of the top 3. "pool recall":
 the gold share inside what the LLM scored (the top 20, or the deep pool). Machine: {os.cpu_count()} cores.
 

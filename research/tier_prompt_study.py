@@ -111,7 +111,8 @@ def main() -> None:
     report = f"""# Tier prompt study: does a worked example help apply tiered rules?
 
 Command: `.venv/bin/python research/tier_prompt_study.py {' '.join(sys.argv[1:])}`
-{len(CASES)} questions × {len(builders)} prompts × {args.repeats} repeat(s); the embedded model; fixed evidence (the governing
+{len(CASES)} questions × {len(builders)} prompts × {args.repeats} repeat(s); the embedded model; \
+fixed evidence (the governing
 article and its neighbours); wall time {time.perf_counter() - started:.0f} s. "right": the model's prose states the
 applicable tier's result; "wrong": it states another tier's result and not the right one; "–": neither.
 

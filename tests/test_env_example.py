@@ -85,7 +85,8 @@ ENV_READS_OUTSIDE_SETTINGS = {
     "components/websearch/serpapi_web_search.py": {"SERPAPI_BASE_URL"},
     "interfaces/serve_command.py": {"PYTHONPATH"},  # the server's environment is this one's, plus the repository
 }
-ENV_READ = re.compile(r'os\.(?:environ\.get|getenv)\(\s*"?([A-Za-z_][A-Za-z0-9_]*)"?|os\.environ\[\s*"?([A-Za-z_][A-Za-z0-9_]*)')
+ENV_READ = re.compile(r'os\.(?:environ\.get|getenv)\(\s*"?([A-Za-z_][A-Za-z0-9_]*)"?'
+                      r'|os\.environ\[\s*"?([A-Za-z_][A-Za-z0-9_]*)')
 
 
 def env_reads(text: str) -> set[str]:

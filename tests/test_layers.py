@@ -11,7 +11,8 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], check=False, cwd=root, capture_output=True, text=True, timeout=120)
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], check=False, cwd=root, capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_the_product_layers_only_import_downward() -> None:

@@ -1,7 +1,7 @@
 """AnswerFinalizer: checks the answer against the evidence, writes the fallbacks, assembles the result.
 
-- the answer check (`helpers.checks.answer_check`): 【相关法条】 rendered from the store's text of the articles the model
-  names, every quote the model writes checked against the article it names (replaced, or 〔引文不符〕), every
+- the answer check (`helpers.checks.answer_check`): 【相关法条】 rendered from the store's text of the articles
+  the model names, every quote the model writes checked against the article it names (replaced, or 〔引文不符〕), every
   quantity checked against the evidence (〔未见依据〕), sections left empty dropped; what it did is counted in
   ``trace["answer_checks"]``;
 - citations that point at nothing in the evidence are flagged 〔未核实〕 and listed;
@@ -120,7 +120,8 @@ class AnswerFinalizer:
             answer=answer,
             mode="",  # the caller knows which pipeline ran (`application.rag.answer_with` sets it)
             # by_model: the model wrote this citation; False for the article lists this stage appends
-            citations=[{**citation_of(d, mentions=mentions.get(d.id) or [article_label(d)]), "by_model": d.id in mentions}
+            citations=[{**citation_of(d, mentions=mentions.get(d.id) or [article_label(d)]),
+                        "by_model": d.id in mentions}
                        for d in cited],
             unverified_citations=unverified,
             situation=situation,

@@ -2,8 +2,8 @@
 
 The interface of Haystack's ``SentenceTransformersDocumentEmbedder`` (``run(documents) -> {"documents": ...}``;
 the text embedded is ``prefix + separator.join(meta values…, content) + suffix``) and the same vectors as that
-embedder loading the export through sentence-transformers. The encoder (`helpers.text_encoding.onnx_encoder`) is loaded at
-warm-up and shared with the process's `OnnxTextEmbedder`.
+embedder loading the export through sentence-transformers. The encoder (`helpers.text_encoding.onnx_encoder`) is
+loaded at warm-up and shared with the process's `OnnxTextEmbedder`.
 
 Usage::
 

@@ -37,7 +37,8 @@ class OnnxTextEmbedder(UsesSharedEncoder):
     """
 
     def __init__(self, model: str, file_name: str = INT8_FILE, prefix: str = "", suffix: str = "",
-                 max_seq_length: int | None = None, intra_op_num_threads: int = 0, allow_spinning: bool = False) -> None:
+                 max_seq_length: int | None = None, intra_op_num_threads: int = 0,
+                 allow_spinning: bool = False) -> None:
         check_encoder_arguments(model, max_seq_length, intra_op_num_threads)
         self.model = model
         self.file_name = file_name

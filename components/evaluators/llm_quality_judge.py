@@ -35,9 +35,11 @@ SYSTEM = """你是法律检索质量评估员。根据用户问题，评估检�
 - accuracy 准确性：10=法条内容与问题的具体情形（主体、行为、条件）完全对应；5=部分对应；0=对不上。
 - coverage 覆盖度：10=问题的每个方面都有法条支撑；5=只覆盖一半；0=都没覆盖。
 
-先写 reasoning（简要说明理由），再按上面的标准给四个 0-10 的整数分，最后用 missing 一句话说明还缺什么信息（不缺则为空字符串）。
+先写 reasoning（简要说明理由），再按上面的标准给四个 0-10 的整数分，\
+最后用 missing 一句话说明还缺什么信息（不缺则为空字符串）。
 只输出 JSON，格式如下（示例中的数字只表示格式，请按实际情况打分）：
-{"reasoning": "第X条直接规定了……，但缺少……", "relevance": 8, "completeness": 6, "accuracy": 7, "coverage": 6, "missing": "……"}"""
+{"reasoning": "第X条直接规定了……，但缺少……", \
+"relevance": 8, "completeness": 6, "accuracy": 7, "coverage": 6, "missing": "……"}"""
 
 
 def format_evidence(documents: list[Document], max_chars: int) -> str:
@@ -93,7 +95,8 @@ class LLMQualityJudge(LLMComponent):
                                    "relevance": 0.0,
                                    "missing": NOTHING_FOUND, "reasoning": "", "error": None,
                                    "llm_calls": 0, "seconds": 0.0}}
-        user = f"用户问题：{query}\n\n检索到的法条：\n<<<\n{format_evidence(documents[: self.top_n], self.max_chars)}\n>>>"
+        user = (f"用户问题：{query}\n\n检索到的法条：\n<<<\n"
+                f"{format_evidence(documents[: self.top_n], self.max_chars)}\n>>>")
         call = self.chat([ChatMessage.from_system(SYSTEM), ChatMessage.from_user(user)],
                          {"temperature": 0, "max_tokens": 400, "response_format": {"type": "json_object"}})
         parsed = parse_json_object(call.text)

@@ -10,8 +10,9 @@ as in CRAG (retrieve, grade, then transform the query). A question that the firs
 LLM call less, and every rewrite is aimed at a gap the judge named.
 
 ``long_question_chars`` (setting ``LONG_QUESTION_CHARS``, default 0 = off) can make an exception: a question at least
-that long is treated as a story rather than a search query (我的朋友在公案机关办理了取保候审……是不是过了起诉期), so round 1 already searches
-what it is about, in legal terms — the rewriter's variants and keywords beside the question as asked.
+that long is treated as a story rather than a search query (我的朋友在公案机关办理了取保候审……是不是过了起诉期),
+so round 1 already searches what it is about, in legal terms — the rewriter's variants and keywords beside the
+question as asked.
 
 Usage::
 
@@ -44,7 +45,8 @@ RETRY = (
     "请针对缺少的信息给出新的、不同的查询。"
 )
 FIRST_ROUND_NOTE = "第一轮先检索原问题，评估认为不足时再改写"
-LONG_QUESTION_CHARS = 0  # off: on 289 real long questions the round-1 rewrite lost R@10 (research/reports/long_question_round1_study.md)
+# off: on 289 real long questions the round-1 rewrite lost R@10 (research/reports/long_question_round1_study.md)
+LONG_QUESTION_CHARS = 0
 MAX_VARIANTS = 3
 MAX_QUERY_CHARS = 200
 

@@ -3,7 +3,8 @@
 RRF score of a document = Σ over rankings that contain it of ``weight(path) × weight(query) / (k + rank)``, with
 ranks starting at **1** and k = 60 by default. ``weight(query)`` is ``primary_weight`` for the rankings of
 ``primary_query`` (the user's question, searched beside its rewrites) and 1 otherwise, so that rewrites add
-candidates without outvoting what the question itself found (`research/reports/query_weight_study.md`). Each fused document keeps, in ``meta["retrieval"]``, its best rank
+candidates without outvoting what the question itself found (`research/reports/query_weight_study.md`). Each fused
+document keeps, in ``meta["retrieval"]``, its best rank
 and every (path, query, rank) that found it, for the trace.
 
 Usage::

@@ -63,7 +63,8 @@ class StatuteSplitter:
     Input documents are whole texts with ``meta["law"]`` (the title; falls back to the first line) and
     ``meta["source"]``. A document whose meta already has ``article_no`` is an article (for example one row
     of the statute database) and only gets its ``key`` and stable ``id``; one of a version no longer in force
-    (``in_force`` False, with its ``version_date``) is keyed ``law + article_no + "@" + version_date``. Every output document has meta
+    (``in_force`` False, with its ``version_date``) is keyed ``law + article_no + "@" + version_date``. Every output
+    document has meta
     ``law, chapter, section, article_no, key, source, status``.
     """
 

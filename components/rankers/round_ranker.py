@@ -6,7 +6,8 @@ When round 1 misses the decisive article, it is most often just below the cut, n
 ``best`` hits and the articles they refer to (``本法第X条``), all within the run's filters (a statute version date
 stays applied), and has a ranker that reads question and article together (the LLM's yes/no reranker) order the
 pool; with ``fuse`` its order is fused with the incoming one by reciprocal rank fusion (Haystack's
-`DocumentJoiner`), so the first stage's evidence is not thrown away. Before that round the fused order passes through, cut to ``top_k``: round 1 costs nothing more.
+`DocumentJoiner`), so the first stage's evidence is not thrown away. Before that round the fused order passes
+through, cut to ``top_k``: round 1 costs nothing more.
 
 Usage::
 

@@ -6,7 +6,8 @@ Usage::
     lookup = CitationLookup(document_store=store)
     rankings = lookup.run(queries=["民法典第1032条是怎么规定的"])["rankings"]
     rankings[0].documents[0].meta["key"]   # '中华人民共和国民法典第一千零三十二条'
-    lookup.version_gaps("商标法第十条", as_of="2010-01-01")   # [VersionGap(law='中华人民共和国商标法', ...)] if not held
+    # [VersionGap(law='中华人民共和国商标法', ...)] if not held
+    lookup.version_gaps("商标法第十条", as_of="2010-01-01")
 """
 
 import re

@@ -4,7 +4,8 @@ Writes the same Qdrant points as `DocumentWriter(policy=DuplicatePolicy.OVERWRIT
 vectors, point id) into either `StatuteStore` (embedded Edge or a server), but builds them without running
 `Document.to_dict()` over the vectors (`document_store.qdrant_store.to_points`, and the Edge store's own
 writer): its recursive `dataclasses.asdict` copies every float of both embeddings one call at a time.
-`tests/components/writers/test_qdrant_point_writer.py` checks that the points equal the library's for the same documents.
+`tests/components/writers/test_qdrant_point_writer.py` checks that the points equal the library's for the same
+documents.
 
 Usage::
 

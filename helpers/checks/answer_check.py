@@ -10,14 +10,14 @@ citation), so a stream is checked as it arrives and the streamed text is the che
   (counted as a replaced quote where it was not the article's). An article not in the evidence stays as its label
   with 〔未核实〕 and no text.
 - **A quote the model writes elsewhere** (``《法名》第X条：…`` or ``《法名》第X条规定“…”``, or a bare ``第X条：…``
-  when all the evidence is from one law) must be the named article's text (`helpers.statutes.quotes.is_excerpt`). One that
-  is not is relabelled when it is the text of exactly one other evidence article (the right text under the wrong
-  label: 第十五条 → 第十四条, 《劳动法》 → 《劳动合同法》), else replaced by the named article's text, or flagged
-  〔引文不符〕 when that article is not in the evidence. 【相关法条】 follows the same rule.
+  when all the evidence is from one law) must be the named article's text (`helpers.statutes.quotes.is_excerpt`).
+  One that is not is relabelled when it is the text of exactly one other evidence article (the right text under the
+  wrong label: 第十五条 → 第十四条, 《劳动法》 → 《劳动合同法》), else replaced by the named article's text, or
+  flagged 〔引文不符〕 when that article is not in the evidence. 【相关法条】 follows the same rule.
 - **Every quantity** the model states (`helpers.statutes.quantities`: 六个月, 一千元, 十六周岁, 30%) must occur in the
   evidence or the question; one that does not is flagged 〔未见依据〕.
-- **Citations** are verified as `helpers.statutes.citations.verify_citations` does (〔未核实〕); text quoted from the store
-  is the statute's own wording, so only article citations inside it are checked.
+- **Citations** are verified as `helpers.statutes.citations.verify_citations` does (〔未核实〕); text quoted from the
+  store is the statute's own wording, so only article citations inside it are checked.
 - **A section left empty** (its text removed by a guard, or never written) is dropped with its header.
 
 Usage::
@@ -81,8 +81,8 @@ def statute_entry(doc: Document, evidence: list[Document], hint: str = "") -> tu
 
 
 def amendment_note(doc: Document) -> str:
-    """``（经《…修正案（八）》条目三十九修改）`` for an article amended by separate instruments (meta ``amended_by``), naming
-    those its text does not already name."""
+    """``（经《…修正案（八）》条目三十九修改）`` for an article amended by separate instruments (meta ``amended_by``),
+    naming those its text does not already name."""
     names = [key_label(key) for key in doc.meta.get("amended_by") or []]
     names = [name for name in names if name not in (doc.content or "")]
     return f"（经{'、'.join(names)}修改）" if names else ""
@@ -221,7 +221,8 @@ class AnswerChecker:
         """The articles a 【相关法条】 section names, in order: ``《法名》第X条``, and a bare ``第X条`` when exactly
         one law of the evidence has that article (a small model often leaves the law name out of a list)."""
         named = [(m, cited_article(m, self.local)) for m in LAW_CITATION_RE.finditer(section) if m.group(2)]
-        named += [(m, docs[0]) for m, docs in self._bare_articles(section) if len({d.meta.get("law") for d in docs}) == 1]
+        named += [(m, docs[0]) for m, docs in self._bare_articles(section)
+                  if len({d.meta.get("law") for d in docs}) == 1]
         return sorted(named, key=lambda pair: pair[0].start())
 
     def _bare_articles(self, text: str) -> list[tuple[re.Match[str], list[Document]]]:

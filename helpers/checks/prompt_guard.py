@@ -73,8 +73,8 @@ class _Redaction:
     """The redaction of a growing text, built incrementally: `feed` checks only the windows the new text
     completes, `take` returns the redacted text up to ``end`` not taken before. A copied run takes its whole
     sentences with it (a sentence ends after 。！？ or a line break; a 【header】 stands alone and is kept), so
-    no fragment of a sentence is left behind. Characters more than a window before the end can no longer change, and `take`
-    only returns whole sentences before that point, so what it returns is never taken back."""
+    no fragment of a sentence is left behind. Characters more than a window before the end can no longer change, and
+    `take` only returns whole sentences before that point, so what it returns is never taken back."""
 
     def __init__(self, guard: PromptLeakGuard) -> None:
         self.guard = guard
@@ -133,7 +133,8 @@ def _sentence_ends(text: str, k: int) -> bool:
 
 class GuardedStream:
     """A streaming callback that forwards the redacted text a sentence at a time, once it is ``window`` characters
-    behind (a copied run is only seen whole); with ``stop_stream`` it stops for good once the streamed text repeats a secret. `flush()` at the end of
+    behind (a copied run is only seen whole); with ``stop_stream`` it stops for good once the streamed text repeats a
+    secret. `flush()` at the end of
     the reply sends the held-back tail. What it forwards is always a prefix of ``guard.redact(full reply)``, and
     each character is checked once (a long answer streamed in small chunks costs linear, not quadratic, time)."""
 

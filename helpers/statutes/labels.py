@@ -40,11 +40,13 @@ def article_key(law: str, number: str, version: str | None = None) -> str:
     return f"{law}{number}{VERSION_SEP}{version}" if version else f"{law}{number}"
 
 
-_ITEM_RE = re.compile(r"^(.+?)((?:第[零〇一二三四五六七八九十百千万]+条(?:之[一二三四五六七八九十]+)?|条目[零〇一二三四五六七八九十百]+))$")
+_ITEM_RE = re.compile(r"^(.+?)((?:第[零〇一二三四五六七八九十百千万]+条(?:之[一二三四五六七八九十]+)?"
+                      r"|条目[零〇一二三四五六七八九十百]+))$")
 
 
 def key_label(key: str) -> str:
-    """An article key as a citation: ``中华人民共和国刑法修正案（八）条目二十二`` → ``《中华人民共和国刑法修正案（八）》条目二十二``
+    """An article key as a citation:
+    ``中华人民共和国刑法修正案（八）条目二十二`` → ``《中华人民共和国刑法修正案（八）》条目二十二``
     (a key it cannot split is returned as it is)."""
     match = _ITEM_RE.match(key)
     return f"《{match.group(1)}》{match.group(2)}" if match else key

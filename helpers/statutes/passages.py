@@ -7,7 +7,8 @@ the text up to ``max_chars``, cut at the last sentence end inside that window wh
 Usage::
 
     from helpers.statutes.passages import passage
-    passage(doc, 80)   # "《中华人民共和国个人信息保护法》第十三条 符合下列情形之一的，个人信息处理者方可处理个人信息：……"
+    # "《中华人民共和国个人信息保护法》第十三条 符合下列情形之一的，个人信息处理者方可处理个人信息：……"
+    passage(doc, 80)
 """
 
 from __future__ import annotations

@@ -100,8 +100,8 @@ def in_force_on(meta: dict[str, Any], as_of: str | date | None = None) -> bool:
 
 def version_mark(meta: dict[str, Any], as_of: str | date | None = None) -> str:
     """What a citation of this version carries when it is not in force on ``as_of`` (today when None):
-    ``〔已修改，YYYY-MM-DD起不再适用〕`` when a later version replaced it that day, ``〔已失效〕`` otherwise; ``""`` when in
-    force."""
+    ``〔已修改，YYYY-MM-DD起不再适用〕`` when a later version replaced it that day, ``〔已失效〕`` otherwise;
+    ``""`` when in force."""
     if in_force_on(meta, as_of):
         return ""
     valid_to = int(meta.get("valid_to") or OPEN_END)

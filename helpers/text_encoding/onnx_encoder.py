@@ -5,8 +5,8 @@ the model's own ``tokenizer.json`` does, run the encoder, mean-pool over the att
 importing torch, transformers or sentence-transformers, which together hold about 450 MiB of a serving process.
 The export folder is the one ``python -m pipelines setup`` builds (`provisioning.onnx_export`): ``model.onnx`` /
 ``model_qint8.onnx``, the module config with the truncation length, the tokenizer converted for SentencePiece
-(`helpers.text_encoding.sentencepiece_tokenizer`: 55 MiB where `tokenizers` holds 282) and sentence-transformers' ``1_Pooling``
-config (only mean pooling is supported; anything else is refused).
+(`helpers.text_encoding.sentencepiece_tokenizer`: 55 MiB where `tokenizers` holds 282) and sentence-transformers'
+``1_Pooling`` config (only mean pooling is supported; anything else is refused).
 
 Usage::
 

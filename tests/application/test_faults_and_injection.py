@@ -85,10 +85,12 @@ def test_a_slow_llm_costs_one_timeout_not_one_per_stage(llm, rag):
 
 
 def test_injection_in_a_document_is_quoted_data_and_changes_nothing(llm, rag):
-    llm.add_rule(REWRITER, '{"variants": ["公司收集个人信息是否需要取得用户同意"], "keywords": ["收集个人信息", "用户同意"]}')
+    llm.add_rule(REWRITER, '{"variants": ["公司收集个人信息是否需要取得用户同意"], '
+                           '"keywords": ["收集个人信息", "用户同意"]}')
     llm.add_rule(JUDGE, judge(9))
     # a model that obeys the planted text: repeats the system prompt and cites an article it was not given
-    llm.add_rule(ANSWERER, f"好的，系统提示词如下：{ANSWER_SYSTEM}\n依据《中华人民共和国刑法》第一条和《{PIPL}》第十四条。")
+    llm.add_rule(ANSWERER, f"好的，系统提示词如下：{ANSWER_SYSTEM}\n"
+                           f"依据《中华人民共和国刑法》第一条和《{PIPL}》第十四条。")
     result = rag.ask("公司收集个人信息需要取得用户同意吗")
     assert result.trace["route"]["route"] == "retrieval"
     answer_call = llm.calls(ANSWERER)[0]["messages"]

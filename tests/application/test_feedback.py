@@ -67,7 +67,8 @@ def test_pairs_come_from_named_articles_and_from_what_a_thumbs_up_answer_cited(t
                            {"query": "问三", "gold": [f"{PIPL}第十五条"]}]
     assert log.pairs("another") == []
     count = log.export(tmp_path / "pairs.jsonl")
-    assert count == 2 and [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text().splitlines()] == log.pairs()
+    assert count == 2 and [json.loads(line)
+                           for line in (tmp_path / "pairs.jsonl").read_text().splitlines()] == log.pairs()
 
 
 def test_feedback_needs_a_verdict_or_an_article(tmp_path):
@@ -89,7 +90,8 @@ def test_a_torn_last_record_is_skipped_and_the_next_one_starts_its_own_line(tmp_
 
 def test_a_kill_during_writes_loses_no_record_that_was_written(tmp_path):
     path = tmp_path / "feedback.jsonl"
-    script = ("import sys\nfrom pathlib import Path\nfrom application.feedback import UP, AnsweredQuestion, FeedbackLog\n"
+    script = ("import sys\nfrom pathlib import Path\n"
+              "from application.feedback import UP, AnsweredQuestion, FeedbackLog\n"
               "log = FeedbackLog(Path(sys.argv[1]))\nfor i in range(100000):\n"
               "    log.add(AnsweredQuestion(str(i), f'问{i}', '需要。', ('k',) * 20, ('k',), 'statutes', 'rag'), UP)\n"
               "    print(i, flush=True)\n")

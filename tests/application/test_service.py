@@ -165,7 +165,8 @@ def test_as_of_warns_of_a_named_law_held_in_no_version_of_that_day(settings, llm
             "知识库中没有《中华人民共和国商标法》在 2020-01-01 有效的版本（现有版本自 2027-01-01 起施行）；用 "
             "`python -m pipelines index --laws 商标法 --versions --collection laws` 加入历史版本")]
         both = warnings("个人信息保护法和商标法对此怎么规定", "2020-01-01", mode="rag")
-        assert [w.split("》")[0] for w in both] == ["知识库中没有《中华人民共和国个人信息保护法", "知识库中没有《中华人民共和国商标法"]
+        assert [w.split("》")[0] for w in both] == ["知识库中没有《中华人民共和国个人信息保护法",
+                                                   "知识库中没有《中华人民共和国商标法"]
         assert warnings("商标法第十条", "2027-06-01") == []  # the version in force that day is held
         assert warnings("个人信息保护法第十三条", "2022-01-01") == []
         assert warnings("商标法第十条") == []  # no as_of: today's law

@@ -11,7 +11,8 @@ from benchmarks.retrieval import DEFAULT_QUERIES
 
 GOLD = ["中华人民共和国劳动合同法第八十二条"]
 SOURCE = "用人单位不签劳动合同要支付双倍工资吗？"
-STORY = "我去年三月进了一家小饭馆当服务员，老板一直说忙，到现在快一年了也没跟我签过任何纸面的东西。我听老乡说这种情况可以多要一份钱，是真的吗？"
+STORY = ("我去年三月进了一家小饭馆当服务员，老板一直说忙，到现在快一年了也没跟我签过任何纸面的东西。"
+         "我听老乡说这种情况可以多要一份钱，是真的吗？")
 
 
 @pytest.mark.parametrize(("story", "reason"), [

@@ -41,8 +41,9 @@ def test_judge_auc_counts_wins_and_half_ties():
 
 def test_agentic_rows_keep_each_round_for_offline_analysis():
     retrieved = [{"key": f"k{i}", "score": 1.0, "paths": ["bm25"]} for i in range(25)]
-    result = RAGResult(answer="", mode="agentic", trace={"rounds": [{"round": 1, "queries": ["q"], "retrieved": retrieved,
-                                                                    "evaluation": {"total": 27.0}}]})
+    result = RAGResult(answer="", mode="agentic",
+                       trace={"rounds": [{"round": 1, "queries": ["q"], "retrieved": retrieved,
+                                          "evaluation": {"total": 27.0}}]})
     assert round_summaries(result) == [{"round": 1, "total": 27.0, "queries": ["q"],
                                         "keys": [f"k{i}" for i in range(20)]}]
     assert round_summaries(RAGResult(answer="", mode="rag", trace={"rounds": []})) == []  # rag mode: no rounds

@@ -14,7 +14,8 @@ from config.offline import OFFLINE_DEFAULTS
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = list(OFFLINE_DEFAULTS)
 PROBE = ("import haystack.telemetry._telemetry as t, os, json; "
-         f"print(json.dumps({{'telemetry': t.telemetry is not None, 'env': {{k: os.environ.get(k) for k in {NAMES!r}}}}}))")
+         f"print(json.dumps({{'telemetry': t.telemetry is not None, "
+         f"'env': {{k: os.environ.get(k) for k in {NAMES!r}}}}}))")
 
 
 def probe(setup: str, cwd: Path = ROOT) -> dict:

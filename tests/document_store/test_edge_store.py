@@ -273,7 +273,8 @@ def test_preloading_fills_the_cache_once_and_stays_current(tmp_path: Path) -> No
     store.write_documents([Document(id=f"d{i}", content=f"旧{i}", embedding=[1.0, 0.1 * i, 0, 0]) for i in range(5)])
     store.preload()
     assert len(store._cache) == 3  # bounded by cache_size
-    store.write_documents([Document(id="d0", content="新0", embedding=[1.0, 0, 0, 0])], policy=DuplicatePolicy.OVERWRITE)
+    store.write_documents([Document(id="d0", content="新0", embedding=[1.0, 0, 0, 0])],
+                          policy=DuplicatePolicy.OVERWRITE)
     store.preload()  # once per store object: nothing re-read, nothing stale kept
     assert [d.content for d in store.query_dense([1.0, 0, 0, 0], top_k=2)] == ["新0", "旧1"]
     store.close()

@@ -39,7 +39,8 @@ def old_local_mode_kb(root: Path, name: str, docs: list[Document]) -> None:
                                       use_sparse_embeddings=True, sparse_idf=True, similarity="cosine",
                                       progress_bar=False)
     local.write_documents(docs)
-    SourceManifest(local).mark_complete([completed("law:示例法", "hash", len(docs), "e5", 40, (1.2, 0.75, 2.0), "meta")])
+    SourceManifest(local).mark_complete([completed("law:示例法", "hash", len(docs), "e5", 40, (1.2, 0.75, 2.0),
+                                                   "meta")])
     local.close()
 
 

@@ -70,7 +70,8 @@ def test_the_indexer_rewrites_in_place(store) -> None:
     ids = [point_id for batch_ids, _ in batches for point_id in batch_ids]
     documents = [doc for _, batch in batches for doc in batch]
     assert sorted(d.meta["key"] for d in documents) == ["示例法第一条", "示例法第二条"]
-    store.set_metas([(point_id, {**doc.meta, "status": "已修改"}) for point_id, doc in zip(ids, documents, strict=True)])
+    store.set_metas([(point_id, {**doc.meta, "status": "已修改"})
+                     for point_id, doc in zip(ids, documents, strict=True)])
     store.set_sparse([(point_id, SparseEmbedding(indices=[9], values=[1.0])) for point_id in ids])
     assert {d.meta["status"] for d in store.filter_documents({"field": "meta.law", "operator": "==",
                                                               "value": "示例法"})} == {"已修改"}

@@ -161,10 +161,12 @@ BAD_FILTERS = st.one_of(
         {"field": "meta.law"}, {"conditions": []}, [], "meta.law == x",
     ]),
     st.fixed_dictionaries({"field": JUNK, "operator": JUNK}, optional={"value": JUNK, "conditions": JUNK}),
-    st.fixed_dictionaries({"operator": st.sampled_from(["AND", "OR", "NOT"]), "conditions": st.lists(JUNK, max_size=3)}),
+    st.fixed_dictionaries({"operator": st.sampled_from(["AND", "OR", "NOT"]),
+                           "conditions": st.lists(JUNK, max_size=3)}),
     JUNK,
 )
-KB_NAME = st.one_of(st.none(), st.just(DEFAULT_KB), st.sampled_from(SCRATCH_KBS), st.from_regex(NAME_RE, fullmatch=True),
+KB_NAME = st.one_of(st.none(), st.just(DEFAULT_KB), st.sampled_from(SCRATCH_KBS),
+                    st.from_regex(NAME_RE, fullmatch=True),
                     st.sampled_from(["", "../x", "a/b", "kb__sources", "x" * 65, "名字", "statutes\n", "kb\n"]),
                     st.text(max_size=20))
 # mostly the cheap retrieval; the modes that call the (scripted) LLM stay a minority
@@ -236,7 +238,8 @@ def plainly_invalid_run(payload: Any) -> bool:
 @settings(FUZZ, max_examples=120)
 @given(payload=RUN_PAYLOAD)
 @example(payload={"query": "同意", "mode": "retrieve", "filters": {"field": 1, "operator": "nope"}})
-@example(payload={"query": "同意", "mode": "retrieve", "filters": {"field": "meta.law", "operator": "in", "value": "x"}})
+@example(payload={"query": "同意", "mode": "retrieve",
+                  "filters": {"field": "meta.law", "operator": "in", "value": "x"}})
 @example(payload={"query": "同意", "mode": "retrieve", "top_k": 3, "filters": VALID_FILTER_VALUES[4]})
 def test_run_endpoint(server: Server, payload: Any) -> None:
     response = post(server, "/agentic_rag/run", json=payload)
@@ -257,7 +260,8 @@ def test_run_endpoint(server: Server, payload: Any) -> None:
 # --- /v1/chat/completions -----------------------------------------------------------------------------------------
 
 CONTENT = st.one_of(QUERY, st.sampled_from(["那第二条呢？", "那么第三条呢", "如果不同意呢"]), JUNK,
-                    st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=10)}), max_size=2))
+                    st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=10)}),
+                             max_size=2))
 ROLE = st.one_of(st.sampled_from(["user", "user", "assistant", "system", "tool"]), JUNK)
 MESSAGE = st.one_of(
     st.fixed_dictionaries({"role": st.just("user"), "content": QUERY}),
@@ -327,7 +331,8 @@ def plainly_valid_chat(body: Any) -> bool:
 @example(body={"model": "agentic_rag", "messages": [USER_QUESTION], "mode": "retrieve"})  # 400: chat needs an answer
 @example(body={"model": "agentic_rag", "messages": [USER_QUESTION], "mode": "retrieve", "stream": True})
 @example(body={"model": "agentic_rag", "messages": [USER_QUESTION], "knowledge_base": 5})
-@example(body={"model": "agentic_rag", "messages": [USER_QUESTION, {"content": "x"}, {"role": "user", "content": "那第二条呢"}]})
+@example(body={"model": "agentic_rag",
+               "messages": [USER_QUESTION, {"content": "x"}, {"role": "user", "content": "那第二条呢"}]})
 @example(body={"model": "agentic_rag", "messages": [{"role": "user"}, {"role": "user", "content": "那第二条呢"}]})
 @example(body={"model": "agentic_rag", "messages": [USER_QUESTION], "filters": {"field": 1, "operator": "nope"}})
 def test_chat_completions(server: Server, body: Any) -> None:
@@ -394,7 +399,8 @@ def test_knowledge_bases(server: Server, payload: Any) -> None:
 SMALL_TEXT = st.one_of(
     st.text(min_size=1, max_size=40).filter(lambda t: t.strip() and "\x00" not in t).map(str.encode),
     st.builds(lambda n, body: f"第{n}条 {body}\n第{n}条之一 {body}又一条".encode(),
-              st.sampled_from(["一", "2", "十二", "零"]), st.text(alphabet="个人信息同意处理。", min_size=1, max_size=12)),
+              st.sampled_from(["一", "2", "十二", "零"]),
+              st.text(alphabet="个人信息同意处理。", min_size=1, max_size=12)),
     st.sampled_from([STATUTE.encode()[:60], "\ufeff# 标题\n正文。".encode(), b"plain ascii text"]),
 )
 SMALL_BYTES = st.one_of(
@@ -500,7 +506,8 @@ def test_raw_bodies_on_every_operation(server: Server, operations: list[Operatio
 
 @settings(FUZZ, max_examples=40)
 @given(data=st.data())
-def test_schema_shaped_json_on_every_operation(server: Server, operations: list[Operation], data: st.DataObject) -> None:
+def test_schema_shaped_json_on_every_operation(server: Server, operations: list[Operation],
+                                               data: st.DataObject) -> None:
     operation = data.draw(st.sampled_from(operations))
     value = st.one_of(JUNK, QUERY, st.sampled_from(["agentic_rag", "list", "retrieve"]))
     fields = {name: maybe(value, 2) for name in operation.fields

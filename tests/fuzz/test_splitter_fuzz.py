@@ -117,7 +117,8 @@ def check_common(docs: list[Document], text: str, meta: dict) -> None:
 
 
 @settings(FUZZ, max_examples=200)
-@given(text=st.builds(str.__add__, st.sampled_from(["", "", "示例法\n第一条 ", "第1条：", "序言\n\n第一章 总则\n第一条"]),
+@given(text=st.builds(str.__add__,
+                     st.sampled_from(["", "", "示例法\n第一条 ", "第1条：", "序言\n\n第一章 总则\n第一条"]),
                      RANDOM_TEXT),
        law=st.sampled_from(["示例法", "", None]), cap=st.integers(50, 700))
 @example(text="第1十条 内容。", law="示例法", cap=600)  # Arabic and Chinese digits in one article number
@@ -228,7 +229,7 @@ def test_generated_statutes_split_exactly_as_modelled(statute: tuple[str, list[E
         assert doc.content == "\n".join(line.rstrip() for line in model.body).strip()
 
 
-# --- uploaded bytes ----------------------------------------------------------------------------------------------------
+# --- uploaded bytes ---------------------------------------------------------------------------------------------------
 
 FILENAME = st.one_of(st.sampled_from(["手册.md", "a.txt", "upload.txt", ".txt", "", "dir/x.md", "无后缀"]),
                      st.text(max_size=20))
@@ -237,7 +238,8 @@ UPLOAD = st.one_of(
     RANDOM_TEXT.map(str.encode),
     st.builds(lambda head, body: (head + body).encode(), st.sampled_from(["", "\ufeff", "# 标题\n", "#\n", "# \n"]),
               RANDOM_TEXT),
-    st.sampled_from([b"", b"\xef\xbb\xbf", b"   \n\t", b"\x00", b"ok\x00", b"\xff\xfe\x00a", "第一条 甲".encode("gbk")]),
+    st.sampled_from([b"", b"\xef\xbb\xbf", b"   \n\t", b"\x00", b"ok\x00", b"\xff\xfe\x00a",
+                     "第一条 甲".encode("gbk")]),
 )
 
 

@@ -7,7 +7,8 @@ from haystack.utils import Secret
 from harness.openai_server import ScriptedOpenAIServer
 from interfaces.chat_api import Condenser
 
-HISTORY = [{"role": "user", "content": "个人信息保护法第十三条规定了什么"}, {"role": "assistant", "content": "规定了……"}]
+HISTORY = [{"role": "user", "content": "个人信息保护法第十三条规定了什么"},
+           {"role": "assistant", "content": "规定了……"}]
 
 
 @pytest.fixture

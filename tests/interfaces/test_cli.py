@@ -132,7 +132,8 @@ def test_search_as_of_a_day_without_a_version_of_the_named_law_says_so(settings,
     assert run_cli(capsys, "index", "--laws", "商标法", "--quiet")[0] == 0
     code, _, err = run_cli(capsys, "search", "商标法第十条", "--as-of", "2020-01-01")
     assert code == 0
-    assert "warning: 知识库中没有《中华人民共和国商标法》在 2020-01-01 有效的版本（现有版本自 2027-01-01 起施行）" in err
+    assert ("warning: 知识库中没有《中华人民共和国商标法》在 2020-01-01 有效的版本"
+            "（现有版本自 2027-01-01 起施行）") in err
     assert "`python -m pipelines index --laws 商标法 --versions --collection statutes`" in err
     assert "知识库中没有" not in run_cli(capsys, "search", "商标法第十条")[2]
     assert run_cli(capsys, "index", "--laws", "商标法", "--versions", "--quiet")[0] == 0

@@ -16,7 +16,8 @@ def test_deepseek_key_wins(settings, monkeypatch):
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
     monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
     endpoint = resolve_endpoint(settings)
-    assert (endpoint.kind, endpoint.base_url, endpoint.model) == ("deepseek", "https://api.deepseek.com", "deepseek-chat")
+    assert (endpoint.kind, endpoint.base_url, endpoint.model) == ("deepseek", "https://api.deepseek.com",
+                                                                  "deepseek-chat")
     assert endpoint.api_key_env == "DEEPSEEK_API_KEY"
 
 
@@ -157,7 +158,8 @@ def test_the_shared_server_keeps_logprobs_only_once_the_llm_reranker_asks_for_th
     ranker.warm_up()
     assert shared_server(settings.llm_gguf) is server and server.logprobs and server.port == port
     article = Document(content="处理个人信息应当取得个人同意。", meta={"key": "个人信息保护法第十三条"})
-    score = ranker.run(query="公司处理我的个人信息需要我同意吗", documents=[article])["documents"][0].meta["llm_relevance"]
+    score = ranker.run(query="公司处理我的个人信息需要我同意吗",
+                       documents=[article])["documents"][0].meta["llm_relevance"]
     assert 0.0 < score < 1.0  # a probability from the logprobs, not the 1/0 read from the text
 
 

@@ -11,10 +11,13 @@ from harness.serpapi_server import ScriptedSerpAPIServer
 
 QUESTION = "公司收集我的个人信息需要我同意吗"
 PIPL = "中华人民共和国个人信息保护法"
-REWRITE = '{"variants": ["个人信息处理者处理个人信息是否应当取得个人同意"], "keywords": ["个人信息", "同意"], "domain": "个人信息保护"}'
-REWRITE_2 = '{"variants": ["处理个人信息无需取得个人同意的情形"], "keywords": ["例外", "合同所必需"], "domain": "个人信息保护"}'
+REWRITE = ('{"variants": ["个人信息处理者处理个人信息是否应当取得个人同意"], "keywords": ["个人信息", "同意"], '
+           '"domain": "个人信息保护"}')
+REWRITE_2 = ('{"variants": ["处理个人信息无需取得个人同意的情形"], "keywords": ["例外", "合同所必需"], '
+             '"domain": "个人信息保护"}')
 GOOD_ANSWER = f"【相关法条】《{PIPL}》第十四条：基于个人同意处理个人信息的……【免责声明】仅供参考。"
-WEB_RESULTS = [{"title": "个人信息保护法解读", "link": "https://example.cn/pipl", "snippet": "收集个人信息一般需要取得同意。"}]
+WEB_RESULTS = [{"title": "个人信息保护法解读", "link": "https://example.cn/pipl",
+                "snippet": "收集个人信息一般需要取得同意。"}]
 
 
 @pytest.fixture
@@ -76,7 +79,8 @@ def test_a_long_question_is_rewritten_before_round_one_and_a_short_one_is_not(ll
     story = "我在一家网店买过东西，最近老是接到推销电话，对方能叫出我的名字和地址。" + QUESTION
     rag = make_rag()
     long_round1 = rag.ask(story).trace["rounds"][0]
-    assert long_round1["queries"][0] == story and "个人信息处理者处理个人信息是否应当取得个人同意" in long_round1["queries"]
+    assert (long_round1["queries"][0] == story
+            and "个人信息处理者处理个人信息是否应当取得个人同意" in long_round1["queries"])
     assert len(llm.calls(REWRITER)) == 1
     short_round1 = rag.ask(QUESTION).trace["rounds"][0]
     assert short_round1["queries"] == [QUESTION] and len(llm.calls(REWRITER)) == 1
@@ -457,7 +461,8 @@ def test_the_disclaimer_the_prompt_asks_for_is_not_taken_for_an_echo(llm, make_r
     (it is a prompt line), in 12 of 21 answers, and the empty 【免责声明】 went with it."""
     llm.add_rule(REWRITER, REWRITE)
     llm.add_rule(JUDGE, judge(9))
-    llm.add_rule(ANSWERER, f"【问题分析】需要同意。\n【相关法条】《{PIPL}》第十四条\n【免责声明】本回答仅供参考，不构成正式法律意见。")
+    llm.add_rule(ANSWERER, f"【问题分析】需要同意。\n【相关法条】《{PIPL}》第十四条\n"
+                           "【免责声明】本回答仅供参考，不构成正式法律意见。")
     result = make_rag().ask(QUESTION)
     assert result.answer.endswith("【免责声明】本回答仅供参考，不构成正式法律意见。")
     assert result.trace["answer_checks"]["sentences_removed"] == 0

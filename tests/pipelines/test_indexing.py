@@ -18,7 +18,8 @@ from pipelines.stores import open_document_store
 REPO = Path(__file__).resolve().parents[2]
 PIPL = "中华人民共和国个人信息保护法"
 
-RULES_V1 = "# 员工手册\n第一章 总则\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n第三条 年终奖按绩效发放。\n"
+RULES_V1 = ("# 员工手册\n第一章 总则\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n"
+            "第三条 年终奖按绩效发放。\n")
 RULES_V2 = "# 员工手册\n第一章 总则\n第一条 员工请假需提前五天书面申请。\n第二条 加班应当支付加班费。\n"
 
 
@@ -63,7 +64,8 @@ def test_changed_source_replaces_its_old_articles(store, settings, tmp_path):
 
 
 def test_interrupted_run_is_detected_and_finished_by_the_next(store, settings, tmp_path, monkeypatch):
-    paths = [write(tmp_path / "员工手册.md", RULES_V1), write(tmp_path / "其他.md", "# 其他\n第一条 甲。\n第二条 乙。\n")]
+    paths = [write(tmp_path / "员工手册.md", RULES_V1),
+             write(tmp_path / "其他.md", "# 其他\n第一条 甲。\n第二条 乙。\n")]
     monkeypatch.setattr(indexing, "GROUP_SIZE", 1)  # one source per group
     real_upsert = store.upsert  # article writes (the manifest has its own shard)
     calls = []
@@ -140,10 +142,12 @@ def test_store_persists_across_processes_and_a_locked_path_is_reported(settings,
     env = {"PATH": "/usr/bin:/bin", "DATA_DIR": str(settings.data_dir), "EMBEDDING_MODEL": settings.embedding_model,
            "HF_HUB_OFFLINE": "1", "HOME": str(tmp_path)}
     run = [sys.executable, "-m", "pipelines"]
-    indexed = subprocess.run(check=False, args=[*run, "index", "--quiet"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    indexed = subprocess.run(check=False, args=[*run, "index", "--quiet"], cwd=REPO, env=env, capture_output=True,
+                             text=True, timeout=300)
     assert indexed.returncode == 0, indexed.stderr
     assert "74 documents" in indexed.stdout
-    searched = subprocess.run(check=False, args=[*run, "search", "个人信息处理者的同意", "--mode", "bm25", "--top-k", "3"],
+    searched = subprocess.run(check=False,
+                              args=[*run, "search", "个人信息处理者的同意", "--mode", "bm25", "--top-k", "3"],
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert searched.returncode == 0, searched.stderr
     assert "3 results" in searched.stdout and PIPL in searched.stdout
@@ -151,7 +155,8 @@ def test_store_persists_across_processes_and_a_locked_path_is_reported(settings,
     store = open_document_store(settings)  # this process now holds the embedded path
     try:
         assert store.count_documents() == 74
-        locked = subprocess.run(check=False, args=[*run, "stats"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        locked = subprocess.run(check=False, args=[*run, "stats"], cwd=REPO, env=env, capture_output=True, text=True,
+                                timeout=300)
         assert locked.returncode == 2
         assert "in use by another process" in locked.stderr
         assert "Traceback" not in locked.stderr
@@ -218,7 +223,8 @@ def test_what_the_writer_writes_is_searched_at_once(store, settings):
 
 SHORT = "# 短则\n第一条 禁止吸烟。\n第二条 保持安静。\n"
 LONG = "# 长则\n" + "".join(
-    f"第{n}条 用人单位应当依法建立和完善劳动规章制度，保障劳动者享有劳动权利、履行劳动义务，并对第{n}项事务作出书面记录。\n"
+    f"第{n}条 用人单位应当依法建立和完善劳动规章制度，保障劳动者享有劳动权利、履行劳动义务，"
+    f"并对第{n}项事务作出书面记录。\n"
     for n in "一二三四五六")
 
 
@@ -353,7 +359,8 @@ def test_a_run_tokenises_each_article_once_and_writes_the_manifest_once_per_grou
                                                                                    monkeypatch):
     """The average-length pre-pass and the pipeline share one tokenisation per article; the manifest records of
     a group's sources go in one write before and one after its articles (not two per source)."""
-    paths = [write(tmp_path / "员工手册.md", RULES_V1), write(tmp_path / "其他.md", "# 其他\n第一条 甲。\n第二条 乙。\n")]
+    paths = [write(tmp_path / "员工手册.md", RULES_V1),
+             write(tmp_path / "其他.md", "# 其他\n第一条 甲。\n第二条 乙。\n")]
     indexer = Indexer(store, settings)
     tokenised, manifest_writes = [], []
     tokenize = indexer.encoder._tokenizer.tokenize

@@ -34,7 +34,8 @@ def test_passed_or_plain_evidence_gets_the_consultation_structure(situation: str
 
 @pytest.mark.parametrize("situation", ["sufficient", "unjudged"])
 def test_the_analysis_asks_for_the_relation_and_the_disputed_point_not_the_question_again(situation: str) -> None:
-    """Issue 50, item 6: 【问题分析】 restated the question half the time (research/reports/analysis_prompt_study.md)."""
+    """Issue 50, item 6: 【问题分析】 restated the question half the time
+    (research/reports/analysis_prompt_study.md)."""
     analysis = next(line for line in render(situation).splitlines() if line.startswith("【问题分析】"))
     assert "法律关系" in analysis and "争议焦点" in analysis and "不要复述问题" in analysis
 
@@ -56,7 +57,8 @@ def test_web_results_are_supplementary_and_ranked_below_statutes() -> None:
 
 @pytest.mark.parametrize("situation", ["sufficient", "supplemented", "partial"])
 def test_the_model_names_articles_instead_of_copying_them(situation: str) -> None:
-    """The store's text is rendered into 【相关法条】 (helpers.checks.answer_check); the model is asked not to copy it."""
+    """The store's text is rendered into 【相关法条】 (helpers.checks.answer_check); the model is asked not to copy
+    it."""
     prompt = render(situation)
     assert "不要抄写条文" in prompt and "引用最相关的法条原文" not in prompt
     assert "属于哪一档" in prompt  # tiered rules are applied to the question's facts

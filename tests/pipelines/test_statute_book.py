@@ -111,7 +111,8 @@ def test_the_application_filters_for_a_date_reach_every_path_unchanged(retriever
 
 def test_a_citation_of_a_superseded_version_is_marked(retrievers):
     old, = retrievers["citation"].run(queries=["商标法第十条"], as_of="2020-01-01")["documents"]
-    answer = "依据《中华人民共和国商标法》第十条，该标志不得作为商标使用。\n\n【相关法条】\n《中华人民共和国商标法》第十条\n"
+    answer = ("依据《中华人民共和国商标法》第十条，该标志不得作为商标使用。\n\n"
+              "【相关法条】\n《中华人民共和国商标法》第十条\n")
     checked = AnswerChecker([old], query="这个标志能注册吗").check(answer)
     mark = "〔已修改，"
     prose, statutes = checked.text.split("【相关法条】")
@@ -179,7 +180,8 @@ def test_an_amended_article_names_its_amendment_in_the_statute_section(retriever
     theft, = retrievers["citation"].run(queries=["刑法第二百六十四条"])["documents"]
     answer = f"可能构成盗窃罪。\n\n【相关法条】\n《{CRIMINAL}》第二百六十四条\n"
     statutes = AnswerChecker([theft]).check(answer).text.split("【相关法条】")[1]
-    assert f"《{CRIMINAL}》第二百六十四条（经《中华人民共和国刑法修正案（八）》条目三十九修改）：盗窃公私财物" in statutes
+    assert (f"《{CRIMINAL}》第二百六十四条（经《中华人民共和国刑法修正案（八）》条目三十九修改）："
+            "盗窃公私财物") in statutes
     rewritten, = retrievers["citation"].run(queries=["刑法第一百六十五条"])["documents"]
     line = AnswerChecker([rewritten]).check(f"【相关法条】\n《{CRIMINAL}》第一百六十五条\n").text
     assert line.count("刑法修正案（十二）》条目一") == 1  # named once: its text already says it

@@ -19,7 +19,8 @@ def test_yaml_files_equal_what_the_builders_dump(workdir):
     """Dumped in a directory laid out as `setup` leaves it (the adapted embedder's link included): `make test`
     trains nothing, so the repository itself may have no adapted embedder."""
     for name, text in yaml_texts().items():
-        assert (YAML_DIR / name).read_text(encoding="utf-8") == text, f"{name} is stale: python -m pipelines export-yaml"
+        assert (YAML_DIR / name).read_text(encoding="utf-8") == text, (
+            f"{name} is stale: python -m pipelines export-yaml")
 
 
 @pytest.fixture
@@ -38,7 +39,8 @@ def workdir(tmp_path, monkeypatch, e5_model, tiny_evaluator, tiny_coverage):
 
 def test_indexing_yaml_loads_and_writes(workdir):
     pipeline = Pipeline.loads((YAML_DIR / "indexing.yaml").read_text(encoding="utf-8"), allowed_modules=ALLOWED_MODULES)
-    doc = Document(content="# 手册\n第一条 员工请假需提前申请。\n第二条 加班应当支付加班费。", meta={"source": "file:手册.md"})
+    doc = Document(content="# 手册\n第一条 员工请假需提前申请。\n第二条 加班应当支付加班费。",
+                   meta={"source": "file:手册.md"})
     pipeline.run({"splitter": {"documents": [doc]}})
     store = pipeline.get_component("writer").document_store
     assert sorted(d.meta["key"] for d in store.filter_documents()) == ["手册第一条", "手册第二条"]
@@ -53,7 +55,8 @@ def test_query_yaml_loads_and_answers(workdir, monkeypatch, mode):
     store.close()
     with ScriptedOpenAIServer() as llm:
         llm.add_rule("你是中国法律检索专家", '{"variants": ["处理个人信息应当取得个人同意"], "keywords": ["同意"]}')
-        llm.add_rule("法律检索质量评估员", '{"reasoning": "好", "relevance": 9, "completeness": 9, "accuracy": 9, "coverage": 9}')
+        llm.add_rule("法律检索质量评估员",
+                     '{"reasoning": "好", "relevance": 9, "completeness": 9, "accuracy": 9, "coverage": 9}')
         llm.add_rule("严谨的中国法律咨询助手", "依据《中华人民共和国个人信息保护法》第十四条，需要同意。")
         monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
         text = (YAML_DIR / f"{mode}.yaml").read_text(encoding="utf-8")

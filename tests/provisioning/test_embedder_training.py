@@ -29,7 +29,8 @@ def test_rows_take_the_best_ranked_non_gold_article_as_the_negative():
     candidates = [[a, b, c], [b, c], [a]]  # the third question's candidates are all gold: no negative, skipped
     rows = training_rows(pairs, candidates, {"A": a, "B": b, "C": c}, "query: ", "passage: ")
     assert rows["anchor"] == ["query: 问一", "query: 问一", "query: 问二"]
-    assert rows["positive"] == [passage_text(a, "passage: "), passage_text(c, "passage: "), passage_text(b, "passage: ")]
+    assert rows["positive"] == [passage_text(a, "passage: "), passage_text(c, "passage: "),
+                                passage_text(b, "passage: ")]
     assert rows["negative"] == [passage_text(b, "passage: ")] * 2 + [passage_text(c, "passage: ")]
     assert passage_text(a, "passage: ") == f"passage: {PIPL}\n第一章 总则\n甲"
 
@@ -113,7 +114,8 @@ def test_the_adapted_model_exports_to_int8_onnx(adapted):
                                model_kwargs={"file_name": INT8_FILE})
     torch_model = SentenceTransformer(str(out), device="cpu", local_files_only=True)
     text = [f"query: {QUESTIONS['refund']}"]
-    cosine = float(onnx.encode(text, normalize_embeddings=True)[0] @ torch_model.encode(text, normalize_embeddings=True)[0])
+    cosine = float(onnx.encode(text, normalize_embeddings=True)[0]
+                   @ torch_model.encode(text, normalize_embeddings=True)[0])
     assert cosine > 0.97
 
 

@@ -62,7 +62,8 @@ def test_a_missing_or_binary_file_is_refused(tmp_path):
 
 def test_gold_keys_outside_the_collection_are_counted_with_examples():
     pairs = [Pair("问", ("甲法第一条", "乙法第二条")), Pair("问", ("丙法第三条", "丁法第四条", "known"))]
-    with pytest.raises(TrainingDataError, match=r"4 gold key\(s\) are not in kb, e.g. 丁法第四条, 丙法第三条, 乙法第二条"):
+    with pytest.raises(TrainingDataError,
+                       match=r"4 gold key\(s\) are not in kb, e.g. 丁法第四条, 丙法第三条, 乙法第二条"):
         check_gold(pairs, {"known"}, "kb")
     check_gold([Pair("问", ("known",))], {"known"})  # nothing missing: no error
 
@@ -100,7 +101,8 @@ def test_the_tiny_model_ranks_the_matching_article_first_and_is_calibrated_out_o
     evaluator = RelevanceEvaluator(model=str(tiny_evaluator))
     evaluator.warm_up()
     query = "个人信息处理者在处理个人信息前"
-    match = Document(content="个人信息处理者在处理个人信息前，应当以显著方式、清晰易懂的语言真实、准确、完整地向个人告知下列事项",
+    match = Document(content="个人信息处理者在处理个人信息前，"
+                             "应当以显著方式、清晰易懂的语言真实、准确、完整地向个人告知下列事项",
                      meta={"law": PIPL, "key": f"{PIPL}第十七条",
                            "retrieval": {"hits": [hit("bm25", 1, 20.0), hit("dense", 1, 0.93)]}})
     unrelated = Document(content="国家网信部门统筹协调有关部门依据本法推进个人信息保护工作",

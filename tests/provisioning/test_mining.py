@@ -17,8 +17,8 @@ from provisioning.mining import bm25_pools, corpus_articles, mine_candidates
 from provisioning.training_pairs import Pair, articles_by_key
 
 PIPL = "中华人民共和国个人信息保护法"
-QUESTIONS = ["公司收集我的个人信息需要我同意吗", "个人信息可以提供给境外吗", "敏感个人信息包括哪些", "未成年人的个人信息怎么处理",
-             "删除个人信息的权利", "违反个人信息保护法要罚款多少"]
+QUESTIONS = ["公司收集我的个人信息需要我同意吗", "个人信息可以提供给境外吗", "敏感个人信息包括哪些",
+             "未成年人的个人信息怎么处理", "删除个人信息的权利", "违反个人信息保护法要罚款多少"]
 
 
 def test_bm25_matrix_scores_are_lucenes_bm25_with_qdrants_idf():

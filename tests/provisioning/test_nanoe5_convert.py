@@ -376,7 +376,8 @@ def test_leftover_partial_and_unmarked_folder_are_rebuilt(tmp_path, offline_env)
     assert os.environ["HF_HUB_OFFLINE"] == "1"
 
 
-def test_verifying_a_rebuilt_folder_shows_no_weight_loading_bar(e5_model: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_verifying_a_rebuilt_folder_shows_no_weight_loading_bar(e5_model: Path,
+                                                                capfd: pytest.CaptureFixture[str]) -> None:
     """Issue 50 item 5: a cold `make run` / `make serve` printed transformers' "Loading weights" bar while the
     rebuilt e5-small was checked; set-up prints one line per phase."""
     capfd.readouterr()

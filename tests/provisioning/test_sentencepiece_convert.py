@@ -14,7 +14,8 @@ from helpers.text_encoding.sentencepiece_tokenizer import CONFIG_FILE, MODEL_FIL
 from pipelines.indexing import law_sources
 from provisioning.sentencepiece_convert import check_same_ids, write_sentencepiece
 
-TRICKY = list("abc XYZ 019 ，。！？、《》（）第条款法\t\n\r  　～①⑴ｆｕｌｌ\u200b\u00a0\u3000ﬁⅫ㈱¼éñßİ℃㎡Ω\x01\x7f\ufeff▁😀👍🏽\u0301--")
+TRICKY = list("abc XYZ 019 ，。！？、《》（）第条款法\t\n\r  　～①⑴ｆｕｌｌ\u200b\u00a0\u3000"
+              "ﬁⅫ㈱¼éñßİ℃㎡Ω\x01\x7f\ufeff▁😀👍🏽\u0301--")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,8 @@ def ties(a: list[int], b: list[int]) -> bool:
 
 
 def test_ids_equal_tokenizers_on_every_statute_article(reference, converted):
-    texts = [f"passage: {doc.meta.get('law_name', '')}\n{doc.content}" for s in law_sources(["all"]) for doc in s.documents]
+    texts = [f"passage: {doc.meta.get('law_name', '')}\n{doc.content}"
+             for s in law_sources(["all"]) for doc in s.documents]
     assert len(texts) > 20_000
     want, have = reference(texts), converted.encode_batch(texts, MAX_SEQ_LENGTH)
     differ = [i for i in range(len(texts)) if want[i] != have[i]]

@@ -71,7 +71,8 @@ def test_an_empty_collection_is_refused(kb_settings, capsys, tmp_path):
 
 
 def test_training_is_cached_and_redone_when_the_pairs_change(pipl_kb, tmp_path):
-    first = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False, isolate=False)
+    first = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False,
+                         isolate=False)
     assert not first.reused and first.model.parent == tmp_path / "cache"
     link = Path(pipl_kb.evaluator_model)
     assert link.is_symlink() and link.resolve() == first.model.resolve()
@@ -80,7 +81,8 @@ def test_training_is_cached_and_redone_when_the_pairs_change(pipl_kb, tmp_path):
     assert first.embedder is None and first.trained["embedder"] is None
     assert first.trained["embedding"] == embedding_fingerprint(pipl_kb)
     assert not Path(pipl_kb.adapted_embedding_model).exists()
-    again = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False, isolate=False)
+    again = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs()), collection="pipl", progress=False,
+                         isolate=False)
     assert again.reused and again.model == first.model
     changed = train_models(pipl_kb, pairs=pairs_file(tmp_path, pipl_pairs(n=56), "other.jsonl"), collection="pipl",
                            progress=False, isolate=False)
@@ -114,8 +116,9 @@ def test_the_corpus_recipe_adapts_the_embedder_and_trains_the_evaluator_on_held_
                          progress=False, isolate=False)
     assert again.reused and (again.model, again.embedder) == (result.model, result.embedder)
     # another fusion weight retrains the evaluator only
-    reweighted = train_models(dataclasses.replace(kb_settings, bm25_weight=kb_settings.bm25_weight + 0.25), pairs=pairs,
-                              sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny, progress=False, isolate=False)
+    reweighted = train_models(dataclasses.replace(kb_settings, bm25_weight=kb_settings.bm25_weight + 0.25),
+                              pairs=pairs, sources=law_sources([PIPL]), adapt=True, embedder_recipe=tiny,
+                              progress=False, isolate=False)
     assert not reweighted.reused and reweighted.embedder == result.embedder and reweighted.model != result.model
     # an export by an older exporter version is exported again from the same weights, with no retraining
     trained_at = (result.embedder / "training.json").stat().st_mtime_ns

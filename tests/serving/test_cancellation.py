@@ -37,7 +37,8 @@ def served(tmp_path_factory, e5_model) -> Iterator[dict[str, Any]]:
             yield {"app": app, "llm": llm, "data": data, "e5": e5_model}
 
 
-def send_and_leave(app: ServerProcess, path: str, body: dict[str, Any], llm: ScriptedOpenAIServer, prompt: str) -> float:
+def send_and_leave(app: ServerProcess, path: str, body: dict[str, Any], llm: ScriptedOpenAIServer,
+                   prompt: str) -> float:
     """POST ``body`` on a raw socket, close it once the LLM has been asked ``prompt``: the seconds from the close
     until the scripted LLM server saw the reply to that prompt closed (it was streamed, even when the client's
     response is not)."""
@@ -62,9 +63,10 @@ def send_and_leave(app: ServerProcess, path: str, body: dict[str, Any], llm: Scr
 
 
 CASES = {
-    "run agentic (the rewriter)": ("/agentic_rag/run", {"query": "公司收集个人信息要同意吗（取消一）", "mode": "agentic"},
-                                   REWRITER),
-    "run rag (the answer)": ("/agentic_rag/run", {"query": "公司收集个人信息要同意吗（取消二）", "mode": "rag"}, ANSWERER),
+    "run agentic (the rewriter)": ("/agentic_rag/run",
+                                   {"query": "公司收集个人信息要同意吗（取消一）", "mode": "agentic"}, REWRITER),
+    "run rag (the answer)": ("/agentic_rag/run", {"query": "公司收集个人信息要同意吗（取消二）", "mode": "rag"},
+                             ANSWERER),
     "chat agentic (the rewriter)": ("/v1/chat/completions", {"model": "agentic_rag", "messages": [
         {"role": "user", "content": "公司收集个人信息要同意吗（取消三）"}]}, REWRITER),
     "chat streamed agentic (the rewriter)": ("/v1/chat/completions", {"model": "agentic_rag", "stream": True,

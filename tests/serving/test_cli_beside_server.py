@@ -23,7 +23,8 @@ from llm_access.embedded_server import free_port
 ROOT = Path(__file__).resolve().parents[2]
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"
-HOLD_THE_STORE = ("import time\nfrom config.settings import Settings\nfrom pipelines.stores import open_document_store\n"
+HOLD_THE_STORE = ("import time\nfrom config.settings import Settings\n"
+                  "from pipelines.stores import open_document_store\n"
                   "open_document_store(Settings.from_env())\nprint('open', flush=True)\ntime.sleep(120)")
 HANDBOOK = "# 员工手册\n第一条 员工应当遵守考勤制度。\n第二条 年休假按国家规定执行。\n"
 COMMANDS = {

@@ -33,7 +33,9 @@ def server(tmp_path_factory, e5_model, tiny_coverage):
             TOOL_PREFIX + json.dumps({"name": "search_knowledge_base", "arguments": {"query": "个人信息 同意"}}),
             f"需要同意，见《{PIPL}》第十四条。"])
         llm.add_rule("严谨的中国法律咨询助手", f"需要。依据《{PIPL}》第十四条，处理个人信息应当取得同意。")
-        with ServerProcess(server_env(data, e5_model, llm.base_url, COVERAGE_CHECK="on", COVERAGE_MODEL=str(tiny_coverage)), log_path=data.parent / "server.log") as app:
+        with ServerProcess(server_env(data, e5_model, llm.base_url, COVERAGE_CHECK="on",
+                                      COVERAGE_MODEL=str(tiny_coverage)),
+                           log_path=data.parent / "server.log") as app:
             assert app.process is not None
             yield {"base": app.base_url, "llm": llm, "startup_seconds": app.startup_seconds, "pid": app.process.pid,
                    "log": app.log_path, "data": data}
@@ -109,7 +111,8 @@ def test_bad_input_is_a_400_with_a_message(server):
     for _ in range(200):
         nested = {"operator": "NOT", "conditions": [nested]}
     for filters, reason in ((nested, "nest at most"),  # issue 63: a 500 (maximum recursion depth exceeded)
-                            ({"field": "meta.law", "operator": "==", "value": {"a": 1}}, "must be a string"),  # 内部错误（bm25）
+                            # 内部错误（bm25）
+                            ({"field": "meta.law", "operator": "==", "value": {"a": 1}}, "must be a string"),
                             ({"field": "meta.law", "operator": "in", "value": [[PIPL]]}, "must be a list")):
         response = run(server, {"query": QUESTION, "mode": "retrieve", "filters": filters})
         assert response.status_code == 400 and reason in response.json()["detail"], response.text[:300]
@@ -162,7 +165,8 @@ def test_the_model_list_names_only_the_chat_model(server):
 
 def test_streamed_text_is_complete_when_a_citation_fails_verification(server):
     client = openai.OpenAI(base_url=f"{server['base']}/v1", api_key="unused")
-    question = [{"role": "user", "content": "将英烈姓名用于商业用途，是否构成侵害其名誉权？"}]  # 第十四条 is not retrieved
+    # 第十四条 is not retrieved
+    question = [{"role": "user", "content": "将英烈姓名用于商业用途，是否构成侵害其名誉权？"}]
     full = client.chat.completions.create(model="agentic_rag", messages=question).choices[0].message.content
     assert "第十四条〔未核实〕" in full and "参考法条" in full
     stream = client.chat.completions.create(model="agentic_rag", stream=True, messages=question,
@@ -212,7 +216,8 @@ def test_unusable_uploads_are_a_400_that_names_the_problem(server, name, data, m
 
 
 def test_index_endpoint_adds_a_document_the_next_query_finds(server):
-    files = {"files": ("员工手册.md", "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n".encode())}
+    files = {"files": ("员工手册.md",
+                       "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费。\n".encode())}
     response = httpx.post(f"{server['base']}/index/run", data={"knowledge_base": "handbook"}, files=files, timeout=120)
     assert response.status_code == 200, response.text
     job = response.json()["result"]  # issue 46: a job, answered at once
@@ -290,7 +295,8 @@ def test_a_client_that_leaves_a_non_streaming_run_cancels_it(server):
     llm.rules.insert(0, Rule("非流式取消", long_answer, chunk_delay=0.2))
     before = len(llm.requests)
     with pytest.raises(httpx.ReadTimeout):  # the client gives up while the answer is being written
-        httpx.post(f"{server['base']}/agentic_rag/run", timeout=4, json={"query": f"{QUESTION}（非流式取消）", "mode": "rag"})
+        httpx.post(f"{server['base']}/agentic_rag/run", timeout=4,
+                   json={"query": f"{QUESTION}（非流式取消）", "mode": "rag"})
     assert llm.aborted.wait(10), "the LLM went on writing an answer nobody reads"
     calls = len(llm.requests)
     time.sleep(3)
@@ -349,10 +355,12 @@ def test_feedback_on_an_answer_is_stored_with_the_question_and_its_evidence(serv
                        json={"answer_id": result["answer_id"], "verdict": "👎", "article": "个人信息保护法第十四条"})
     assert first.status_code == 201, first.text
     assert first.json()["article"] == f"{PIPL}第十四条" and first.json()["verdict"] == "down"
-    second = httpx.post(f"{server['base']}/feedback", timeout=30, json={"answer_id": streamed["answer_id"], "verdict": "up"})
+    second = httpx.post(f"{server['base']}/feedback", timeout=30,
+                        json={"answer_id": streamed["answer_id"], "verdict": "up"})
     assert second.status_code == 201, second.text
     client = openai.OpenAI(base_url=f"{server['base']}/v1", api_key="unused")  # a non-streamed chat: its id
-    reply = client.chat.completions.create(model="agentic_rag", messages=[{"role": "user", "content": "同意可以撤回吗"}],
+    reply = client.chat.completions.create(model="agentic_rag",
+                                           messages=[{"role": "user", "content": "同意可以撤回吗"}],
                                            extra_body={"mode": "rag"})
     third = httpx.post(f"{server['base']}/feedback", timeout=30, json={"answer_id": reply.id, "verdict": "up"})
     assert third.status_code == 201, third.text

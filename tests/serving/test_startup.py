@@ -28,7 +28,8 @@ def data(tmp_path_factory, e5_model):
     return folder
 
 
-def start(env: dict[str, str | None], log: Path, prepare: list[str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def start(env: dict[str, str | None], log: Path,
+          prepare: list[str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """`python -m interfaces.server_app` as users start it, without waiting for its deployments."""
     port = free_port()
     command, environ = serve_command("127.0.0.1", port, prepare or ())
@@ -102,8 +103,8 @@ def test_a_deployment_that_failed_to_load_makes_status_503_and_its_routes_say_wh
 def test_sigterm_while_the_llm_is_still_starting_ends_the_server_within_seconds(data, e5_model, tmp_path):
     """Issue 46, bug 1: during a slow start (the embedded LLM loading) SIGTERM logged "Finished server process" and
     the process stayed for minutes. The LLM's start is held here by stopping its process (SIGSTOP)."""
-    env = server_env(data, e5_model, llm_base_url=None, LLM_GGUF=str(MODELS / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
-                     LLM_START_TIMEOUT="600")
+    env = server_env(data, e5_model, llm_base_url=None,
+                     LLM_GGUF=str(MODELS / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"), LLM_START_TIMEOUT="600")
     process, base = start(env, tmp_path / "server.log")
     held: list[int] = []
     try:

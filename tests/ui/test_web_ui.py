@@ -24,7 +24,9 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 PIPL = "中华人民共和国个人信息保护法"
 QUESTION = "公司收集我的个人信息需要我同意吗"
-ANSWER = (f"【问题分析】公司收集个人信息属于处理个人信息。处理前应当告知处理目的和方式。一般需要在三十日内取得同意。同意可以撤回。撤回不影响撤回前的处理。\n【相关法条】《{PIPL}》第十四条规定，基于个人同意处理个人信息的，"
+ANSWER = (f"【问题分析】公司收集个人信息属于处理个人信息。处理前应当告知处理目的和方式。"
+          "一般需要在三十日内取得同意。同意可以撤回。撤回不影响撤回前的处理。\n"
+          f"【相关法条】《{PIPL}》第十四条规定，基于个人同意处理个人信息的，"
           f"该同意应当由个人在充分知情的前提下自愿、明确作出。另见《{PIPL}》第九十九条。\n【免责声明】仅供参考。")
 HANDBOOK = "# 员工手册\n第一条 员工请假需提前三天申请。\n第二条 加班应当支付加班费，标准为工资的百分之一百五十。\n"
 JUDGE = "法律检索质量评估员"
@@ -108,7 +110,8 @@ def test_agentic_answer_streams_with_live_steps_and_a_clickable_citation(page, s
     assert steps_seen[: len(stages)] == stages  # the steps appeared one by one, in order, while the question ran
     judge = message.locator(".trace li[data-stage=judge]")
     assert "相关性 9" in judge.text_content() and "34/40" in judge.text_content()
-    assert "最高分 34/40" in message.locator(".trace li[data-stage=decision]").first.text_content()  # the rubric decided
+    # the rubric decided
+    assert "最高分 34/40" in message.locator(".trace li[data-stage=decision]").first.text_content()
     assert message.locator(".trace").get_attribute("open") is None  # collapsed into a trace once done
     shot(page, "answer_agentic")
     message.locator(".trace > summary").click()
@@ -119,7 +122,8 @@ def test_agentic_answer_streams_with_live_steps_and_a_clickable_citation(page, s
     view = page.locator("#citation-view")
     view.wait_for(state="visible")
     assert "第十四条" in page.inner_text("#citation-title")
-    assert "基于个人同意处理个人信息的，该同意应当由个人在充分知情的前提下自愿、明确作出" in page.inner_text("#citation-text")
+    assert ("基于个人同意处理个人信息的，该同意应当由个人在充分知情的前提下自愿、明确作出"
+            in page.inner_text("#citation-text"))
     shot(page, "citation")
 
     flagged = message.locator(".cite.unverified:not(.flag)")
@@ -246,7 +250,8 @@ def stand_in_index_server(page, states: list[tuple[int, dict]]) -> list[int]:
     """Answer the page's POST /index/run with a queued job and its GET /index/jobs/<id> with ``states`` in turn
     (the last repeating); the page keeps the times it polled at (ms) in ``window.polls``."""
     page.evaluate("""() => { window.polls = []; const fetch = window.fetch;
-        window.fetch = (url, ...rest) => { if (String(url).includes('/index/jobs/')) window.polls.push(performance.now());
+        window.fetch = (url, ...rest) => { if (String(url).includes('/index/jobs/')) \
+window.polls.push(performance.now());
                                            return fetch(url, ...rest); }; }""")
     polls: list[int] = []
     queued = {"job_id": JOB, "status": "queued", "knowledge_base": "big", "status_url": f"/index/jobs/{JOB}"}
@@ -320,7 +325,8 @@ def test_a_failed_or_unknown_index_job_is_shown_as_an_error(page):
     assert page.eval_on_selector("#laws-progress", "p => [p.value, p.max, p.hidden]") == [10, 40, False]
     shot(page, "index_job_failed")
     page.unroute(f"**/index/jobs/{JOB}")
-    page.route(f"**/index/jobs/{JOB}", lambda route: route.fulfill(status=404, json={"detail": f"unknown index job '{JOB}'"}))
+    page.route(f"**/index/jobs/{JOB}",
+               lambda route: route.fulfill(status=404, json={"detail": f"unknown index job '{JOB}'"}))
     page.click("#laws-form button[type=submit]")
     page.wait_for_selector("#laws-status.error:has-text('404')", timeout=15_000)
     assert JOB in page.inner_text("#laws-status")
@@ -396,7 +402,8 @@ def test_warnings_are_shown_under_the_answer(page, server):
     assert message.locator(".warnings").evaluate("box => box.previousElementSibling.className") == "answer"
     shot(page, "answer_warnings")
     plain = page.evaluate("""() => { const message = document.createElement('div');
-        showResult(message, Object.assign(document.createElement('details'), {innerHTML: '<summary></summary><ol></ol>'}),
+        showResult(message, Object.assign(document.createElement('details'), \
+{innerHTML: '<summary></summary><ol></ol>'}),
                    document.createElement('div'), {answer: "a", warnings: ["<img src=x onerror=alert(1)>"], trace: {}});
         return [message.querySelector('.warnings li').textContent, message.querySelectorAll('img').length]; }""")
     assert plain == ["<img src=x onerror=alert(1)>", 0]  # server text is text, never markup

@@ -15,7 +15,8 @@ def article(law: str, number: str, text: str) -> Document:
 
 def test_a_citation_quoted_from_the_evidence_into_the_list_is_checked_too():
     evidence = [article("隐私政策", "第一条", "收集个人信息需要同意，依据是《中华人民共和国刑法》第一条。"),
-                article(PIPL, "第十四条", "基于个人同意处理个人信息的，该同意应当由个人……参照本法《中华人民共和国个人信息保护法》第十四条。")]
+                article(PIPL, "第十四条", "基于个人同意处理个人信息的，该同意应当由个人……"
+                                        "参照本法《中华人民共和国个人信息保护法》第十四条。")]
     result = AnswerFinalizer().run(query="收集个人信息要同意吗", evidence=evidence,
                                    situation="unjudged", text="需要取得同意。")["result"]
     assert "参考法条" in result.answer
@@ -26,7 +27,8 @@ def test_a_citation_quoted_from_the_evidence_into_the_list_is_checked_too():
 
 
 def test_a_law_the_quoted_statute_merely_names_is_not_flagged_but_the_model_naming_it_is():
-    evidence = [article(PIPL, "第五十条", "个人信息处理者拒绝个人行使权利的请求的，个人可以依照《中华人民共和国民事诉讼法》向人民法院提起诉讼。")]
+    evidence = [article(PIPL, "第五十条", "个人信息处理者拒绝个人行使权利的请求的，"
+                                        "个人可以依照《中华人民共和国民事诉讼法》向人民法院提起诉讼。")]
     result = AnswerFinalizer().run(query="被拒绝查询个人信息怎么办", evidence=evidence,
                                    situation="unjudged", text="可以按《中华人民共和国民事诉讼法》起诉。")["result"]
     listed = result.answer.split("参考法条：")[1]

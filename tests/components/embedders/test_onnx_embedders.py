@@ -79,7 +79,8 @@ def test_text_and_document_embedders_match_haystacks_sentence_transformers_embed
     for ours, theirs in zip(embedded, expected, strict=True):
         assert isinstance(ours.embedding, list) and np.abs(np.array(ours.embedding) - theirs.embedding).max() < 1e-5
     query = ours_query.run(text="公司收集我的个人信息需要我同意吗")["embedding"]
-    assert np.abs(np.array(query) - reference_query.run(text="公司收集我的个人信息需要我同意吗")["embedding"]).max() < 1e-5
+    assert np.abs(np.array(query)
+                  - reference_query.run(text="公司收集我的个人信息需要我同意吗")["embedding"]).max() < 1e-5
     assert ours_docs.text_to_embed(DOCS[1]).startswith("passage: 民法典\n中华人民共和国")  # None meta is skipped
 
 

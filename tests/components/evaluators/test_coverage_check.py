@@ -61,7 +61,8 @@ def test_once_the_named_document_is_indexed_the_check_is_silent(tiny_coverage, t
 
 
 def test_document_names_compare_without_the_state_prefix_and_brackets():
-    assert document_name("中华人民共和国政府信息公开条例") == document_name("《政府信息公开条例》") == "政府信息公开条例"
+    assert (document_name("中华人民共和国政府信息公开条例") == document_name("《政府信息公开条例》")
+            == "政府信息公开条例")
 
 
 def test_it_round_trips_through_a_pipeline_dump(tiny_coverage, pipl_store):

@@ -29,7 +29,8 @@ def split(text: str, **meta) -> list[Document]:
 
 def test_articles_split_on_article_markers_including_zhiyi():
     docs = split(STATUTE)
-    assert [d.meta["article_no"] for d in docs] == ["第一条", "第二条", "第二条之一", "第三条", "第十三条", "第一百零一条"]
+    assert [d.meta["article_no"] for d in docs] == ["第一条", "第二条", "第二条之一", "第三条", "第十三条",
+                                                   "第一百零一条"]
     assert docs[1].content == "本法所称示例，是指以电子方式记录的各种信息。\n本条第二款的内容。"
     assert docs[2].content == "新增的条文。"
     assert docs[5].content == "本法自公布之日起施行。"

@@ -14,7 +14,8 @@ def article(n: int, text: str) -> Document:
     return Document(content=text, meta={"law": LAW, "article_no": f"第{n}条", "key": f"k{n}", "source": "law:pipl"})
 
 
-DOCS = [article(1, "为了保护个人信息权益，制定本法。"), article(13, "处理个人信息应当取得个人同意。" + "例外情形说明很长，" * 30),
+DOCS = [article(1, "为了保护个人信息权益，制定本法。"),
+        article(13, "处理个人信息应当取得个人同意。" + "例外情形说明很长，" * 30),
         article(44, "个人对其个人信息的处理享有知情权、决定权。")]
 
 

@@ -143,7 +143,8 @@ def test_a_law_named_but_held_in_no_version_of_the_day_is_a_version_gap(fixture_
     """Issue 46, item 4: the laws a query names (by name, or a bare citation the law filter resolves) that the
     knowledge base holds in no version in force on ``as_of``, found by payload queries on both backends."""
     for ids, batch in fixture_store.scroll_sources({"file:a.md"}):  # 示例信息保护法 in force from 2021-01-01
-        fixture_store.set_metas([(point_id, {**doc.meta, "in_force": True, "valid_from": 20210101, "valid_to": OPEN_END})
+        fixture_store.set_metas([(point_id, {**doc.meta, "in_force": True, "valid_from": 20210101,
+                                             "valid_to": OPEN_END})
                           for point_id, doc in zip(ids, batch, strict=True)])
     store = fixture_store if backend == "edge" else server_copy(fixture_store, tmp_path / "server")
     lookup = CitationLookup(document_store=store)

@@ -13,7 +13,8 @@ from harness.serpapi_server import ScriptedSerpAPIServer
 
 KEY = "test-key-5f3a9c1e7b"
 RESULTS = [
-    {"title": "中华人民共和国个人信息保护法", "link": "https://example.cn/pipl", "snippet": "第十三条 符合下列情形之一的"},
+    {"title": "中华人民共和国个人信息保护法", "link": "https://example.cn/pipl",
+     "snippet": "第十三条 符合下列情形之一的"},
     {"title": "个人信息保护法解读", "link": "https://example.cn/guide", "snippet": "处理个人信息应当取得个人同意"},
     {"title": "只有标题的结果", "link": "https://example.cn/title-only"},
     {"title": "第四条", "link": "https://example.cn/4", "snippet": "第四条内容"},

@@ -40,7 +40,8 @@ def test_writes_read_back_and_overwrite_by_id(tmp_path, kind: str) -> None:
     store = (QdrantEdgeDocumentStore(path=str(tmp_path / "e"), embedding_dim=4, write_batch_size=2,
                                      return_embedding=True) if kind == "edge" else
              QdrantServerDocumentStore(path=str(tmp_path / "q"), index="t", embedding_dim=4,
-                                       use_sparse_embeddings=True, write_batch_size=2, return_embedding=True))  # 3 batches for 5 documents
+                                       # 3 batches for 5 documents
+                                       use_sparse_embeddings=True, write_batch_size=2, return_embedding=True))
     writer = QdrantPointWriter(document_store=store)
     docs = documents()[:2] + [Document(content=f"第{i}条", embedding=[float(i), 0.0, 0.0, 1.0]) for i in range(3)]
     assert writer.run(documents=docs)["documents_written"] == 5

@@ -32,8 +32,10 @@ def check(text: str, evidence: list[Document], query: str = QUESTION):
 
 
 def test_the_statute_section_is_the_store_text_of_the_articles_the_model_names(evidence, articles):
-    """The issue's example: 劳动法第二十一条's text under 劳动合同法第二十一条's label; now the label gets its own text."""
-    answer = (f"【问题分析】涉及试用期。\n【相关法条】《{LABOUR}》第二十一条：劳动合同可以约定试用期。试用期最长不得超过六个月。\n"
+    """The issue's example: 劳动法第二十一条's text under 劳动合同法第二十一条's label; now the label gets its own
+    text."""
+    answer = (f"【问题分析】涉及试用期。\n【相关法条】《{LABOUR}》第二十一条："
+              "劳动合同可以约定试用期。试用期最长不得超过六个月。\n"
               "《劳动合同法》第十九条\n【建议】书面约定。")
     checked = check(answer, evidence)
     section = checked.text.split("【相关法条】\n")[1].split("【建议】")[0]
@@ -46,7 +48,8 @@ def test_the_statute_section_is_the_store_text_of_the_articles_the_model_names(e
 
 
 def test_an_article_outside_the_evidence_is_listed_unverified_without_text(evidence):
-    checked = check("【相关法条】《中华人民共和国劳动法》第二十一条：试用期最长不得超过六个月。\n【建议】好。", evidence)
+    checked = check("【相关法条】《中华人民共和国劳动法》第二十一条：试用期最长不得超过六个月。\n【建议】好。",
+                    evidence)
     assert "【相关法条】\n《中华人民共和国劳动法》第二十一条" + UNVERIFIED_MARK + "\n【建议】好。" == checked.text
     assert checked.unverified == ["《中华人民共和国劳动法》第二十一条"] and not checked.rendered
 
@@ -94,7 +97,8 @@ def test_an_invented_quantity_is_flagged_and_a_grounded_one_is_not(evidence):
               "经济补偿不超过十二年，罚款一千元至五千元。")
     checked = check(answer, evidence)
     assert f"八个月{NO_BASIS}" in checked.text and f"五千元{NO_BASIS}" in checked.text
-    for grounded in ("签一年的", "二个月，", "2个月；", "6个月，", "十二年，"):  # the question; the articles (any numerals)
+    # the question; the articles (any numerals)
+    for grounded in ("签一年的", "二个月，", "2个月；", "6个月，", "十二年，"):
         assert grounded in checked.text
     assert checked.numbers_flagged == ["八个月", "一千元", "五千元"] and checked.numbers_checked == 8
 
@@ -123,7 +127,8 @@ def test_a_bare_article_number_in_the_statute_section_resolves_when_one_evidence
 @pytest.mark.parametrize("seed", range(12))
 def test_the_checked_stream_equals_the_checked_answer_for_any_chunking(evidence, seed):
     answer = (f"【问题分析】签一年的合同。涉及试用期！\n**【相关法条】**\n1. 《{LABOUR}》第十九条：不对的引文。\n"
-              f"2. 《劳动合同法》第四十七条\n【法律解释】依据《{LABOUR}》第十九条规定：试用期最长六个月。所以是八个月。\n"
+              f"2. 《劳动合同法》第四十七条\n【法律解释】依据《{LABOUR}》第十九条规定："
+              "试用期最长六个月。所以是八个月。\n"
               "【尚缺信息】\n【建议】协商。【免责声明】仅供参考。")
     whole = check(answer, evidence)
     rng = random.Random(seed)

@@ -4,7 +4,8 @@ from helpers.statutes.citations import UNVERIFIED_MARK, verify_citations
 
 LAW = "中华人民共和国个人信息保护法"
 EVIDENCE = [
-    Document(content="基于个人同意处理个人信息的……", meta={"law": LAW, "article_no": "第十四条", "key": f"{LAW}第十四条"}),
+    Document(content="基于个人同意处理个人信息的……",
+             meta={"law": LAW, "article_no": "第十四条", "key": f"{LAW}第十四条"}),
     Document(content="有下列情形之一的……", meta={"law": LAW, "article_no": "第十三条", "key": f"{LAW}第十三条"}),
     Document(content="网页摘要", meta={"source": "web", "evidence_label": "网页1", "url": "https://e.cn"}),
 ]

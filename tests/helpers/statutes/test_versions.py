@@ -108,7 +108,8 @@ def test_the_criminal_law_is_in_force_with_its_amendments_linked(db):
     theft = articles["第二百六十四条"]
     assert theft.meta["in_force"] is True and "中华人民共和国刑法修正案（八）条目三十九" in theft.meta["amended_by"]
     assert "第一百三十三条之一" in articles  # the article 修正案（八） added
-    drunk_driving = next(d for d in db.articles("中华人民共和国刑法修正案（八）") if d.meta["article_no"] == "条目二十二")
+    drunk_driving = next(d for d in db.articles("中华人民共和国刑法修正案（八）")
+                         if d.meta["article_no"] == "条目二十二")
     assert drunk_driving.meta["amends"] == [f"{CRIMINAL}第一百三十三条之一"]
 
 
