@@ -200,18 +200,32 @@ class Settings:
     model_cache_dir: Path = setting("MODEL_CACHE_DIR", Path.home() / ".cache" / "agentic-rag-models")
 
     @classmethod
+    def value(cls, name: str) -> Any:
+        """One plain setting (no derived default) from its environment variable: for code that needs one before
+        the rest is checked, such as ``serve --port``'s default (a bad setting elsewhere is reported later)."""
+        load_env_file()
+        item = next(item for item in fields(cls) if item.name == name)
+        return cls._read(item).get(name, item.default)
+
+    @staticmethod
+    def _read(item: Any) -> dict[str, Any]:
+        """``{name: value}`` of one field as its environment variable sets it; ``{}`` when it is unset or blank."""
+        if "env" not in item.metadata or (raw := os.environ.get(item.metadata["env"])) is None:
+            return {}
+        if item.metadata["verbatim"]:
+            return {item.name: raw}
+        if not raw.strip():
+            return {}
+        parse = item.metadata["parse"] or _BY_TYPE[str(item.type)]
+        return {item.name: parse(item.metadata["env"], raw.strip())}
+
+    @classmethod
     def from_env(cls) -> Settings:
         """Every setting from its environment variable (see `setting`), after `load_env_file`."""
         load_env_file()
         values: dict[str, Any] = {}
         for item in fields(cls):
-            if "env" not in item.metadata or (raw := os.environ.get(item.metadata["env"])) is None:
-                continue
-            if item.metadata["verbatim"]:
-                values[item.name] = raw
-            elif raw.strip():
-                parse = item.metadata["parse"] or _BY_TYPE[str(item.type)]
-                values[item.name] = parse(item.metadata["env"], raw.strip())
+            values.update(cls._read(item))
         data_dir = values.setdefault("data_dir", cls.data_dir)
         models_dir = values.setdefault("models_dir", cls.models_dir)
         values.setdefault("qdrant_path", data_dir / "qdrant")

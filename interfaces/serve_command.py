@@ -25,9 +25,8 @@ EXTENSIONS_GROUP = "agentic_rag.cli"  # the entry point group of command-line ex
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """``--host`` and ``--port`` (defaults: ``API_HOST``, ``API_PORT``), for every parser of ``serve``."""
-    settings = Settings.from_env()
-    parser.add_argument("--host", default=settings.api_host)
-    parser.add_argument("--port", type=int, default=settings.api_port)
+    parser.add_argument("--host", default=Settings.value("api_host"))
+    parser.add_argument("--port", type=int, default=Settings.value("api_port"))
 
 
 def prepare_command() -> list[str]:

@@ -63,3 +63,83 @@ def test_the_checks_catch_a_broken_command_option_and_path():
                "`data/corpus_qdrant/x.json`.")
     assert unknown_options(drifted) == ["index: unknown option --fast", "unknown command: query"]
     assert missing_paths(drifted, ROOT) == ["link docs/missing.md", "path pipelines/gone.py"]
+
+
+# --- environment variables and HTTP routes the docs name (issue 65, item 6) ---------------------------------------
+
+ENV_LIKE = re.compile(r"`([A-Z][A-Z0-9]*_[A-Z0-9_]+)(?:=[^`]*)?`")
+ROUTE = re.compile(r"`(?:GET |POST |DELETE |PUT )?(/[a-z_{}/.0-9-]*)`")
+PRODUCT = ("config", "helpers", "llm_access", "document_store", "components", "pipelines", "application",
+           "interfaces", "provisioning")
+ROUTES = """
+import json
+from interfaces.app_factory import create_server_app
+
+def paths(routes):
+    for route in routes:
+        if getattr(route, "path", None):
+            yield route.path
+        if (inner := getattr(route, "original_router", None)) is not None:  # FastAPI's included routers
+            yield from paths(inner.routes)
+
+print(json.dumps(list(paths(create_server_app().routes))))
+"""
+
+
+def unknown_variables(text: str, settings: set[str], constants: set[str]) -> list[str]:
+    """``NAME`` or ``NAME=value`` in backticks that is neither a setting (`.env.example`) nor a constant of the
+    code."""
+    return sorted({name for name in ENV_LIKE.findall(text) if name not in settings | constants})
+
+
+def shape(route: str) -> str:
+    return re.sub(r"\{[^}]*\}", "{}", route.rstrip("/") or "/")
+
+
+def unknown_routes(text: str, served: set[str], removed: tuple[str, ...]) -> list[str]:
+    """Routes in backticks that the server does not offer (the ones the docs say were removed aside)."""
+    offered = {shape(route) for route in served}
+    return sorted({route for route in ROUTE.findall(text)
+                   if shape(route) not in offered and not route.startswith(removed)})
+
+
+@pytest.fixture(scope="module")
+def names() -> tuple[set[str], set[str]]:
+    settings = set(re.findall(r"^([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(encoding="utf-8"),
+                              re.MULTILINE))
+    constants = {name for folder in PRODUCT for path in (ROOT / folder).rglob("*.py")
+                 for name in re.findall(r"^([A-Z][A-Z0-9_]+)\s*(?::[^=]+)?=", path.read_text(encoding="utf-8"),
+                                        re.MULTILINE)}
+    return settings, constants
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> set[str]:
+    """The server app's routes (built in a process of its own: it keeps torch out of the process that builds it),
+    plus the deployments' ``/{name}/run``, which Hayhooks adds as each one loads."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DATA_DIR": str(tmp_path_factory.mktemp("routes")), "ENV_FILE": ""}
+    routes = json.loads(subprocess.run([sys.executable, "-c", ROUTES], check=True, capture_output=True, text=True,
+                                       cwd=ROOT, env=env, timeout=120).stdout.strip().splitlines()[-1])
+    deployments = [p.name for p in (ROOT / "serving").iterdir() if (p / "pipeline_wrapper.py").exists()]
+    return {*routes, *(f"/{name}/run" for name in deployments)}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_variable_and_route_the_docs_name_exists(doc, names, served):
+    from interfaces.routes import BLOCKED_PREFIXES
+
+    text = doc.read_text(encoding="utf-8")
+    assert unknown_variables(text, *names) == []
+    assert unknown_routes(text, served, BLOCKED_PREFIXES) == []
+
+
+def test_the_checks_catch_a_variable_and_a_route_that_drifted(names, served):
+    drifted = "Set `LLM_TIMEOUT=60` and `LLM_TIMEOUT_S=60`; `POST /agentic_rag/run`, `GET /index/jobs/{id}`, " \
+              "`POST /ask`; `/deploy-yaml` is removed."
+    assert unknown_variables(drifted, *names) == ["LLM_TIMEOUT_S"]
+    assert unknown_routes(drifted, served, ("/deploy",)) == ["/ask"]

@@ -85,3 +85,16 @@ def test_the_servers_settings_are_read_once_here_and_the_key_stays_out_of_the_re
     monkeypatch.setenv("MAX_BODY_BYTES", "0")
     with pytest.raises(ValueError, match="MAX_BODY_BYTES must be >= 1, got 0"):
         Settings.from_env()
+
+
+def test_one_setting_is_read_without_the_others(monkeypatch):
+    """`serve --port`'s default: a bad unrelated setting is reported by the command, not while its parser is
+    built (issue 65: the CLI failed with a traceback when API_PORT's default came from the whole Settings)."""
+    monkeypatch.setenv("ENV_FILE", "")
+    monkeypatch.setenv("API_PORT", "1497")
+    monkeypatch.setenv("REWRITE_FIRST_ROUND", "maybe")
+    assert Settings.value("api_port") == 1497
+    monkeypatch.delenv("API_PORT")
+    assert Settings.value("api_port") == 1416
+    with pytest.raises(ValueError, match="REWRITE_FIRST_ROUND must be true or false"):
+        Settings.value("rewrite_first_round")
