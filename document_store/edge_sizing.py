@@ -32,7 +32,8 @@ WIDER_EF = 1024
 # What a search reads (dense vectors, the graph, payloads, the id tracker) is mapped from disk and pre-warmed into the
 # OS page cache when the shard opens (Edge's `Cached` placement; payloads default to `Cold`, read on first use). On
 # 300,000 articles with the shard's files evicted from the page cache, the dense path's p50 / p95 went from 52 / 167
-# to 29–32 / 37–48 ms (25 / 31 warm); on 1,000,000 from 126 / 275 to 50–110 / 70–235 (research/edge_cold_pages.py).
+# to 29–32 / 37–48 ms (25 / 31 warm); on 1,000,000 from 126 / 275 to 50–110 / 70–235
+# (benchmarks/reports/scale_edge.md, "Cold pages").
 WARM = edge.Memory.Cached
 
 

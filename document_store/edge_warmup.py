@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 # The first searches over a graph after the shard opens, or after the search cache was filled, run cold: on
 # 1,000,000 articles the first 50 engine searches took 20–100 ms each, later ones ~10 ms, with no page read from disk.
 # `warm_graph` runs this many searches for random unit vectors (~1 s there); after it the first 100 questions' engine
-# searches had p95 12.5 ms (after 20 searches 21.7 ms). research/edge_cold_pages.py
+# searches had p95 12.5 ms, after 20 searches 21.7 ms (benchmarks/reports/scale_edge.md).
 GRAPH_WARM_SEARCHES = 50
 GRAPH_WARM_SECONDS = 3.0  # at most: a shard not yet optimised searches exactly (~150 ms a search on 1,000,000)
 
@@ -49,10 +49,10 @@ def warm_graph(shard: edge.EdgeShard, vectors: str, dimension: int, hnsw_ef: int
 # the shard asks for `Cached` payloads: on 1,000,000 articles (677 MiB of payloads) the first 100 dense questions
 # took ~9,500 page faults from disk (70 MiB of payload pages read ahead around each hit, 15 MiB of their tracker).
 # Reading the files once beforehand took 0.5 s there and leaves them in the OS's page cache; the pages a search then
-# maps count in the process's RSS (+380 MiB there, reclaimable). Dense p95
-# over those questions, research/edge_cold_pages.py (files in the page cache / evicted first): no warm-up 55 / 71 ms,
-# the graph warmed 37 / 42, the payloads read 31 / 43, both 27 / 49 (the disk is noisy). Stores with more payload
-# than this read only this much.
+# maps count in the process's RSS (+380 MiB there, reclaimable). Dense p95 over those questions
+# (benchmarks/reports/scale_edge.md; files in the page cache / evicted first): no warm-up 55 / 71 ms, the graph
+# warmed 37 / 42, the payloads read 31 / 43, both 27 / 49 (the disk is noisy). Stores with more payload than this
+# read only this much.
 PAYLOAD_READ_LIMIT = 2 << 30
 PAYLOAD_FILES = "segments/*/payload_storage/*"
 

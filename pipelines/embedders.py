@@ -6,7 +6,7 @@ Backends (``EMBEDDING_BACKEND``):
 - ``onnx-int8``: the int8 ONNX export of the same folder (``<model>/onnx``, built by ``python -m pipelines setup``),
   run by ONNX Runtime through this repo's `OnnxTextEmbedder` / `OnnxDocumentEmbedder`, which need neither torch nor
   sentence-transformers (a serving process is about 450 MiB smaller); sentence-transformers loads the same export
-  through `pipelines.onnx_runtime` where a `SentenceTransformer` object is needed (benchmarks, research).
+  through `pipelines.onnx_runtime` where a `SentenceTransformer` object is needed (benchmarks; the studies did too).
 
 Usage::
 

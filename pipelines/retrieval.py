@@ -34,8 +34,8 @@ from pipelines.embedders import text_embedder
 MODES = ("bm25", "dense", "hybrid")
 RERANKERS = ("auto", "none", "llm", "llm-listwise", "cross-encoder", "evaluator")
 ROUND_RERANKERS = ("none", "llm")
-ROUND_PASSAGE_CHARS = 160  # what research/round2_rerank_study.py measured; most articles are shorter
-CANDIDATES_PER_PATH = 100  # research/fusion_study.py: depth 100 keeps R@10 and raises R@100 (0.804 → 0.817)
+ROUND_PASSAGE_CHARS = 160  # what research/reports/round2_rerank_study.md measured; most articles are shorter
+CANDIDATES_PER_PATH = 100  # research/reports/fusion_study.md: depth 100 keeps R@10, raises R@100 (0.804 → 0.817)
 # An exact citation (“民法典第1032条”) is what the user asked for: it outranks anything a search path finds.
 PATH_WEIGHTS = {"citation": 100.0}
 LISTWISE_PASSAGE_CHARS = 80  # label + first sentences (benchmarks/reports/pair_reading.md)

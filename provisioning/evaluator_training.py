@@ -15,7 +15,7 @@
 A cross-encoder fine-tuned from e5-small (`CrossEncoderTrainer`, `BinaryCrossEntropyLoss`, hybrid hard negatives)
 was tried first and dropped: one CPU epoch on 4/5 of STARD train (6 minutes) gave an evidence AUC of 0.55–0.57 and
 a passage AUC of 0.55–0.63 on the held-out fifth, against 0.81 here (README, "The judge"); a third recipe with the
-consultation stories and not-in-corpus negatives (`research/cross_encoder_study.py`) reached 0.56 / 0.55.
+consultation stories and not-in-corpus negatives (`research/reports/cross_encoder_study.md`) reached 0.56 / 0.55.
 
 Usage::
 

@@ -3,7 +3,7 @@
 Document side: ``tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl))`` per term (stored in Qdrant). Query side: each
 term's count in the query. The store's IDF modifier supplies ``idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))``,
 so ``Σ idf · query · document`` is Lucene's BM25. `BM25Matrix` scores a query against many documents' weights
-at once, with the IDF computed as the store computes it (hard-negative mining and the research studies use it).
+at once, with the IDF computed as the store computes it (hard-negative mining uses it; so did the research studies).
 
 Usage::
 
