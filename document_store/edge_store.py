@@ -241,12 +241,15 @@ class QdrantEdgeDocumentStore:
             self.shard.flush()
             self._forget(document_ids)
 
-    def delete_by_filter(self, filters: dict[str, Any]) -> None:
-        """Delete the documents matching Haystack ``filters``."""
+    def delete_by_filter(self, filters: dict[str, Any]) -> int:
+        """Delete the documents matching Haystack ``filters``; how many (as Haystack's stores return)."""
+        condition = edge_filter(qdrant_filter(filters))
+        deleted = self.shard.count(edge.CountRequest(exact=True, filter=condition))
         self._cache.forget()
-        self.shard.update(edge.UpdateOperation.delete_points_by_filter(edge_filter(qdrant_filter(filters))))
+        self.shard.update(edge.UpdateOperation.delete_points_by_filter(condition))
         self.shard.flush()
         self._cache.forget()
+        return deleted
 
     # -- point-level updates (`StatuteStore`: what the indexer rewrites in place) --------------------------------------
 

@@ -13,6 +13,10 @@ Usage::
 
 Bad configuration (an unreachable server, a wrong API key, a collection made for other vectors) raises
 `StoreConfigError` with a one-line message that says what to do.
+
+Where qdrant-haystack has no public method, its private ones are used, each in one place: `_query_by_embedding`
+and `_query_by_sparse` (what its own retrievers call: the store has no public query), and `_initialize_client` /
+`_client` in `qdrant_client_of` (its public ``client`` property counts the documents on every call).
 """
 
 from __future__ import annotations
@@ -299,11 +303,13 @@ class QdrantServerDocumentStore(QdrantDocumentStore):
         return {str(hit.value): hit.count for hit in hits}
 
     def scroll_sources(self, sources: set[str], size: int = 2048) -> Iterator[tuple[list[Any], list[Document]]]:
+        """The server filters (``meta.source`` is a payload index): only the sources' points travel."""
+        condition = qdrant_filter({"field": "meta.source", "operator": "in", "value": sorted(sources)})
         offset = None
         while True:
             points, offset = self.client.scroll(self.index, limit=size, offset=offset, with_payload=True,
-                                                with_vectors=False)
-            chosen = [p for p in points if p.payload and (p.payload.get("meta") or {}).get("source") in sources]
+                                                with_vectors=False, scroll_filter=condition)
+            chosen = [p for p in points if p.payload]
             if chosen:
                 yield ([p.id for p in chosen],
                        [Document(content=p.payload.get("content"), meta=p.payload.get("meta") or {}) for p in chosen])

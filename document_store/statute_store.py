@@ -82,11 +82,16 @@ class StatuteStore(Protocol):
 
     def delete_documents(self, document_ids: list[str]) -> None: ...
 
-    def delete_by_filter(self, filters: dict[str, Any]) -> Any:
-        """Delete the documents matching Haystack ``filters``."""
+    def delete_by_filter(self, filters: dict[str, Any]) -> int:
+        """Delete the documents matching Haystack ``filters``; how many."""
         ...
 
     def to_dict(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StatuteStore:
+        """The store `to_dict` describes (what a YAML pipeline holds)."""
+        ...
 
     # -- queries the retrievers make -------------------------------------------------------------------------------
     def query_dense(self, embedding: list[float], top_k: int = 10,

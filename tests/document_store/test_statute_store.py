@@ -132,5 +132,6 @@ def test_a_not_of_several_conditions_and_a_source_deleted_by_filter_alike(store)
                                                   {"field": "meta.article_no", "operator": "==", "value": "第一条"}]}
     assert sorted(d.id for d in store.filter_documents(not_both)) == ["另一法第一条", "示例法第二条"]
     assert sorted(d.id for d in store.filter_documents(not_both, limit=5)) == ["另一法第一条", "示例法第二条"]
-    store.delete_by_filter({"field": "meta.source", "operator": "==", "value": "law:示例法"})
+    assert store.delete_by_filter({"field": "meta.source", "operator": "==", "value": "law:示例法"}) == 2
     assert [d.id for d in store.filter_documents()] == ["另一法第一条"]
+    assert store.delete_by_filter({"field": "meta.source", "operator": "==", "value": "law:示例法"}) == 0
