@@ -29,7 +29,8 @@ class BearerAuthMiddleware:
 
     @staticmethod
     def is_public(path: str) -> bool:
-        return path == "/" or any(path == p.rstrip("/") or path.startswith(p) for p in PUBLIC_PATHS)
+        # a public path and what is below it (/status/agentic_rag), not every path that starts alike (/status-x)
+        return path == "/" or any(path == p.rstrip("/") or path.startswith(p.rstrip("/") + "/") for p in PUBLIC_PATHS)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("method") != "OPTIONS" and not self.is_public(scope["path"]):

@@ -20,12 +20,13 @@ def _balanced_objects(text: str) -> list[str]:
     """Every top-level ``{...}`` span, respecting strings."""
     spans, depth, start, in_string, escape = [], 0, -1, False, False
     for i, ch in enumerate(text):
-        if in_string:
-            escape = not escape and ch == "\\"
-            if ch == '"' and not escape:
-                in_string = False
-            elif ch != "\\":
+        if in_string:  # the character after a backslash is escaped, whatever it is
+            if escape:
                 escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_string = False
             continue
         if ch == '"':
             in_string = True
