@@ -54,15 +54,19 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml Makefile
 	@echo "[setup] venv and torch …"; t=$$(date +%s); \
 	  { test -x $(PY) || $(PYTHON) -m venv $(VENV); } && $(PY) -m pip install -q --upgrade pip && \
 	  $(PY) -m pip install -q torch==2.13.0 && echo "[setup] venv and torch: $(SINCE) s"
-	@echo "[setup] llama-cpp-python wheel for this CPU …"; t=$$(date +%s); \
+	@echo "[setup] llama-cpp-python wheel for this CPU, and the other packages beside its compile …"; t=$$(date +%s); \
 	  { ls $(LLAMA_WHEELS)/*.whl >/dev/null 2>&1 || CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
-	    $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS) "$(LLAMA_REQ)"; } && \
+	    $(PY) -m pip wheel -q --no-deps --no-cache-dir -w $(LLAMA_WHEELS) "$(LLAMA_REQ)"; } & wheel=$$!; \
+	  grep -v '^llama-cpp-python' requirements.txt > $(VENV)/requirements-without-llama.txt && \
+	  grep -v '^-r ' requirements-dev.txt >> $(VENV)/requirements-without-llama.txt && \
+	  $(PY) -m pip install -q -r $(VENV)/requirements-without-llama.txt && \
+	  echo "[setup] packages (beside the compile): $(SINCE) s"; installed=$$?; \
+	  wait $$wheel && test $$installed = 0 && echo "[setup] llama-cpp-python wheel for this CPU: $(SINCE) s"
+	@echo "[setup] the wheel, the project …"; t=$$(date +%s); \
 	  $(PY) -m pip install -q --no-deps --force-reinstall $(LLAMA_WHEELS)/*.whl && \
-	  echo "[setup] llama-cpp-python wheel for this CPU: $(SINCE) s"
-	@echo "[setup] packages …"; t=$$(date +%s); \
 	  $(PY) -m pip install -q --find-links $(LLAMA_WHEELS) -r requirements-dev.txt && \
 	  PYTHONWARNINGS=ignore $(PY) -m pip install -q --no-deps --no-build-isolation -e . && \
-	  echo "[setup] packages: $(SINCE) s"  # the project itself (pyproject.toml), editable
+	  echo "[setup] the wheel, the project: $(SINCE) s"  # the project itself (pyproject.toml), editable
 	touch $(STAMP)
 
 models: $(STAMP)

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from helpers.statutes.numerals import cn_to_int
 
 _CN = "零〇一二两三四五六七八九十百千万"
-NUMBER = rf"(?:\d+(?:\.\d+)?|[{_CN}]+(?:点[{_CN}]+)?|半)"
+_DIGITS = "零〇一二两三四五六七八九"
+NUMBER = rf"(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|[{_CN}]+(?:点[{_CN}]+)?|半)"  # 10,000 too
 # the unit as written → (canonical unit, multiplier); longest first so 个工作日 wins over 日
 UNITS = {
     "个工作日": ("工作日", 1), "工作日": ("工作日", 1), "个小时": ("小时", 1), "小时": ("小时", 1),
@@ -30,7 +31,7 @@ UNITS = {
 }
 _UNIT_RE = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
 QUANTITY_RE = re.compile(
-    rf"(?<![第{_CN}\d.])(?:百分之(?P<pct>{NUMBER})|(?P<low>{NUMBER})\s*(?:至|到|-|－|~|～|—)\s*)?"
+    rf"(?<![第{_CN}\d.,])(?:百分之(?P<pct>{NUMBER})|(?P<low>{NUMBER})\s*(?:至|到|-|－|~|～|—)\s*)?"
     rf"(?(pct)|(?P<num>{NUMBER})\s*(?P<unit>{_UNIT_RE}))"
 )
 
@@ -51,16 +52,22 @@ class Quantity:
 
 
 def number_value(text: str) -> float:
-    """``二`` → 2, ``1.5`` → 1.5, ``半`` → 0.5, ``三点五`` → 3.5; `ValueError` for anything else."""
+    """``二`` → 2, ``1.5`` → 1.5, ``10,000`` → 10000, ``半`` → 0.5, ``三点五`` → 3.5, ``三点五万`` → 35000;
+    `ValueError` for anything else."""
     if text == "半":
         return 0.5
-    if re.fullmatch(r"\d+(?:\.\d+)?", text):
-        return float(text)
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", text):
+        return float(text.replace(",", ""))
     whole, _, fraction = text.partition("点")
     value = float(cn_to_int(whole))
+    scale = 1
+    if fraction[-1:] in ("万", "亿"):  # 三点五万: the decimal, then its multiplier (as 3.5万)
+        scale, fraction = (10_000 if fraction[-1] == "万" else 100_000_000), fraction[:-1]
+    if any(ch not in _DIGITS for ch in fraction):
+        raise ValueError(f"not a decimal fraction: {fraction!r}")
     if fraction:
         value += float("0." + "".join(str(cn_to_int(ch)) for ch in fraction))
-    return value
+    return value * scale
 
 
 def quantities(text: str) -> list[Quantity]:
