@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -102,15 +102,6 @@ def check_knowledge_base(name: Any) -> None:
         raise ValueError("knowledge_base must be a non-empty name (omit it to ask the default knowledge base)")
 
 
-def stops_with(cancel: Cancellation) -> Callable[[StreamingChunk], None]:
-    """A streaming callback that only stops the stream once ``cancel`` is set."""
-
-    def check(chunk: StreamingChunk) -> None:
-        cancel.check()
-
-    return check
-
-
 def normalise_messages(messages: Any) -> list[dict[str, str]]:
     """OpenAI chat messages as {role, content} with text content (content parts joined); anything else is a 400."""
     if not isinstance(messages, list):
@@ -188,8 +179,6 @@ class ChatAPI:
         Inside an HTTP request the run is cancelled when its client disconnects or the server stops
         (`current_cancellation`); every LLM call of the run then stops (`llm_access.call_policy`)."""
         cancel = cancel or current_cancellation()
-        if cancel is not None and streaming_callback is None and mode in PIPELINE_MODES:
-            streaming_callback = stops_with(cancel)
         with http_errors(), cancelling(cancel):
             query, top_k, filters = self._checked(query, mode, top_k, filters, as_of)
             check_knowledge_base(knowledge_base)
