@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from components.retrievers.citation_lookup import CitationLookup
-from document_store.statute_store import StatuteStore
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from helpers.checks.user_text import shown
 from helpers.records.result import RAGResult
 
@@ -170,7 +170,7 @@ def parse_verdict(value: Any) -> str | None:
     return VERDICTS[value.strip().lower()]
 
 
-def resolve_article(store: StatuteStore, text: str) -> str:
+def resolve_article(store: KnowledgeBaseStore, text: str) -> str:
     """The key of the article ``text`` names in the knowledge base (劳动合同法第八十二条, 《民法典》第1032条);
     a `ValueError` when it names none, or none the knowledge base holds."""
     text = text.strip() if isinstance(text, str) else ""

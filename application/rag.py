@@ -24,8 +24,8 @@ from haystack.dataclasses import StreamingChunk
 from application.steps import StepCallback, run_with_steps
 from components.builders.answer_finalizer import citation_of
 from config.settings import Settings
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.source_manifest import SourceManifest
-from document_store.statute_store import StatuteStore
 from helpers.records.cancellation import Cancellation
 from helpers.records.contracts import PIPELINE_MODES, RERANKER, RETRIEVAL_PATHS, ROUND_RANKER, Mode
 from helpers.records.result import RAGResult
@@ -102,7 +102,7 @@ class AgenticRAG:
     `refresh_warnings` after indexing changed it, and those of the request's ``as_of``.
     """
 
-    def __init__(self, store: StatuteStore, settings: Settings, top_k: int = 10) -> None:
+    def __init__(self, store: KnowledgeBaseStore, settings: Settings, top_k: int = 10) -> None:
         self.store, self.settings, self.top_k = store, settings, top_k
         self.name = store.knowledge_base
         self.pipelines = {"agentic": build_agentic_pipeline(store, settings, top_k),

@@ -1,7 +1,7 @@
 """QdrantEdgeDocumentStore: a Haystack document store over Qdrant Edge, Qdrant's own engine running in-process.
 
 `qdrant-edge-py` runs Qdrant's Rust engine in this process on one on-disk shard. This store keeps the layout of
-qdrant-haystack's server collections (`QdrantServerDocumentStore`: the same `StatuteStore`), so both answer alike:
+qdrant-haystack's server collections (`QdrantServerDocumentStore`: the same `KnowledgeBaseStore`), so both answer alike:
 
 - points are made and read by qdrant-haystack's own converters (id: the UUID5 of the document id; payload:
   ``Document.to_dict(flatten=False)``);
@@ -61,7 +61,7 @@ INDEX_TYPES = {"keyword": edge.PayloadSchemaType.Keyword, "integer": edge.Payloa
 
 
 class QdrantEdgeDocumentStore:
-    """A `StatuteStore` on one Qdrant Edge shard in ``path`` (created on first use)."""
+    """A `KnowledgeBaseStore` on one Qdrant Edge shard in ``path`` (created on first use)."""
 
     engine = "edge"
 
@@ -251,7 +251,7 @@ class QdrantEdgeDocumentStore:
         self._cache.forget()
         return deleted
 
-    # -- point-level updates (`StatuteStore`: what the indexer rewrites in place) --------------------------------------
+    # -- point-level updates (`KnowledgeBaseStore`: what the indexer rewrites in place) ----------------------------
 
     def source_counts(self) -> dict[str, int]:
         """Articles per ``meta.source``, counted by the engine's facet."""

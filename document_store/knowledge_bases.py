@@ -29,6 +29,7 @@ from haystack import default_from_dict, default_to_dict, logging
 
 from document_store.edge_migration import copy_into_edge
 from document_store.edge_store import CONFIG_FILE, DOCUMENTS, QdrantEdgeDocumentStore
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.qdrant_store import (
     COLLECTION_NAME_RE,
     QdrantServerDocumentStore,
@@ -38,7 +39,6 @@ from document_store.qdrant_store import (
     validate_collection_name,
 )
 from document_store.source_manifest import SourceManifest
-from document_store.statute_store import StatuteStore
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,8 @@ def knowledge_base_folder(location: StoreLocation, name: str) -> Path:
     return location.path / validate_collection_name(name)
 
 
-def open_store(location: StoreLocation, name: str, *, connect: bool = True, progress: bool = True) -> StatuteStore:
+def open_store(location: StoreLocation, name: str, *, connect: bool = True,
+               progress: bool = True) -> KnowledgeBaseStore:
     """Open (and create if needed) knowledge base ``name``: this process's instance when it has one.
 
     ``connect=False`` only builds the object (for serialising pipelines without touching the disk or the server).
@@ -120,7 +121,7 @@ def list_knowledge_bases(location: StoreLocation) -> list[str]:
                   and ((p / DOCUMENTS / CONFIG_FILE).is_file() or (p / "collection" / p.name).is_dir()))
 
 
-def delete_knowledge_base(store: StatuteStore) -> None:
+def delete_knowledge_base(store: KnowledgeBaseStore) -> None:
     """Delete the knowledge base ``store`` holds: its documents and manifest and, embedded, its folder; the next
     `open_store` of its name makes a new, empty one."""
     store.drop()
@@ -131,11 +132,11 @@ def delete_knowledge_base(store: StatuteStore) -> None:
 
 # The open stores of this process, by where they are. Lifetime: the process. An embedded shard has one owner, so
 # every opener and every pipeline loaded from YAML must get the same object; a closed store reopens on next use.
-_stores: dict[tuple, StatuteStore] = {}
+_stores: dict[tuple, KnowledgeBaseStore] = {}
 _stores_lock = threading.Lock()
 
 
-def shared_store_from_dict(data: dict[str, Any]) -> StatuteStore:
+def shared_store_from_dict(data: dict[str, Any]) -> KnowledgeBaseStore:
     """Deserialise a store, reusing this process's instance for the same shard (or server and collection).
 
     The components of a pipeline loaded from YAML each carry their own copy of the store's dict; they must share
@@ -164,7 +165,7 @@ class StoreComponentSerialization:
     """``to_dict``/``from_dict`` for a component whose one init parameter is ``document_store``: the store is
     serialised by its own ``to_dict`` and, when loaded, shared with this process's open instance."""
 
-    document_store: StatuteStore
+    document_store: KnowledgeBaseStore
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, document_store=self.document_store.to_dict())

@@ -1,4 +1,4 @@
-"""Qdrant servers (``QDRANT_URL``): where knowledge bases live, and the `StatuteStore` on one
+"""Qdrant servers (``QDRANT_URL``): where knowledge bases live, and the `KnowledgeBaseStore` on one
 (`QdrantServerDocumentStore`, qdrant-haystack's `QdrantDocumentStore` with the statute store's methods).
 
 The opener takes plain arguments (no settings object): `pipelines.stores.open_document_store` is the one that
@@ -220,7 +220,7 @@ def qdrant_client_of(store: QdrantDocumentStore) -> QdrantClient:
 
 
 class QdrantServerDocumentStore(QdrantDocumentStore):
-    """qdrant-haystack's `QdrantDocumentStore` as a `StatuteStore`: a collection on a Qdrant server (or in
+    """qdrant-haystack's `QdrantDocumentStore` as a `KnowledgeBaseStore`: a collection on a Qdrant server (or in
     qdrant-client's local mode) that answers the queries, facets and in-place rewrites the embedded Edge store
     answers, through its client. Opened by `open_qdrant_store`; takes `QdrantDocumentStore`'s arguments.
 

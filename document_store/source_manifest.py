@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from document_store.statute_store import StatuteStore
+    from document_store.knowledge_base_store import KnowledgeBaseStore
 
 INDEXING = "indexing"
 COMPLETE = "complete"
@@ -58,7 +58,7 @@ def completed(source: str, content_hash: str, count: int, embedding: str = "", l
 class SourceManifest:
     """Reads and writes the per-source records of one knowledge base."""
 
-    def __init__(self, store: StatuteStore) -> None:
+    def __init__(self, store: KnowledgeBaseStore) -> None:
         self._records = store.source_records()
 
     def _put(self, *records: SourceRecord) -> None:

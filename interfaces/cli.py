@@ -33,9 +33,9 @@ from application.feedback import (
 from application.validation import validate_query
 from config.settings import Settings
 from document_store.errors import StoreConfigError, StoreLockedError
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.source_manifest import SourceManifest
 from document_store.statute_db import CURRENT, StatuteDB, UnknownLawError
-from document_store.statute_store import StatuteStore
 from document_store.text_files import FileLoadError
 from helpers.records.contracts import PIPELINE_MODES, Mode, RetrievalPath
 from helpers.records.result import RAGResult
@@ -112,7 +112,7 @@ def cmd_reweight(args: argparse.Namespace, settings: Settings) -> None:
         store.close()
 
 
-def _store_warnings(store: StatuteStore, settings: Settings) -> list[str]:
+def _store_warnings(store: KnowledgeBaseStore, settings: Settings) -> list[str]:
     """What is wrong with the knowledge base in ``store`` (interrupted sources, stale weights, …)."""
     from pipelines.knowledge_base_warnings import knowledge_base_warnings
 

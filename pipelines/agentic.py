@@ -27,7 +27,7 @@ from components.routers.query_router import QueryRouter
 from components.routers.round_tracker import RoundTracker
 from components.websearch.serpapi_web_search import SerpAPIWebSearch
 from config.settings import Settings
-from document_store.statute_store import StatuteStore
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, ROUND_RANKER
 from helpers.records.rounds import Round
 from pipelines.judges import make_coverage_check, make_judge
@@ -85,7 +85,7 @@ def add_answer_stage(pipeline: Pipeline) -> None:
     link(pipeline, "answer", ["finalizer"], "text", "error", "llm_calls", "seconds", "removed", "cut_off")
 
 
-def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top_k: int = 10,
+def build_agentic_pipeline(document_store: KnowledgeBaseStore, settings: Settings, top_k: int = 10,
                            require_models: bool = True) -> Pipeline:
     """The full loop as one serialisable Pipeline (docs/agentic-loop.md); ``require_models=False`` builds it even
     where the trained models it names are not there yet (YAML export)."""
@@ -153,7 +153,7 @@ def build_agentic_pipeline(document_store: StatuteStore, settings: Settings, top
     return pipeline
 
 
-def build_rag_pipeline(document_store: StatuteStore, settings: Settings, top_k: int = 10) -> Pipeline:
+def build_rag_pipeline(document_store: KnowledgeBaseStore, settings: Settings, top_k: int = 10) -> Pipeline:
     """The baseline: one retrieval of the original query, no judge, straight to the answer."""
     pipeline = Pipeline()
     add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings, top_k))

@@ -36,9 +36,9 @@ from components.embedders.bm25_document_encoder import JiebaBM25DocumentEncoder
 from components.preprocessors.statute_splitter import StatuteSplitter
 from components.writers.qdrant_point_writer import QdrantPointWriter
 from config.settings import Settings
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.source_manifest import COMPLETE, SourceManifest, SourceRecord, completed
 from document_store.statute_db import StatuteDB, content_hash, meta_hash
-from document_store.statute_store import StatuteStore
 from document_store.text_files import load_text_file
 from helpers.statutes.labels import VERSION_SEP
 from pipelines.embedders import document_embedder, embedding_fingerprint
@@ -104,7 +104,7 @@ def check_unique(sources: list[Source]) -> None:
         raise ValueError(f"the same source given twice in one request: {', '.join(duplicates)}; rename one")
 
 
-def build_indexing_pipeline(document_store: StatuteStore, settings: Settings, bulk: bool = True) -> Pipeline:
+def build_indexing_pipeline(document_store: KnowledgeBaseStore, settings: Settings, bulk: bool = True) -> Pipeline:
     """splitter → bm25 (jieba terms' BM25 weights) → embedder (dense) → writer (overwrite by stable id). ``bulk``:
     see `document_embedder` (a server indexing uploads passes False)."""
     pipeline = Pipeline()
@@ -121,7 +121,7 @@ def build_indexing_pipeline(document_store: StatuteStore, settings: Settings, bu
 class Indexer:
     """Runs the indexing pipeline over sources, keeping the store and its manifest consistent."""
 
-    def __init__(self, store: StatuteStore, settings: Settings, pipeline: Pipeline | None = None) -> None:
+    def __init__(self, store: KnowledgeBaseStore, settings: Settings, pipeline: Pipeline | None = None) -> None:
         self.store = store
         self.manifest = SourceManifest(store)
         self.pipeline = pipeline or build_indexing_pipeline(store, settings)

@@ -28,7 +28,7 @@ from components.evaluators.coverage_check import COVERAGE_FILE, CoverageCheck
 from components.evaluators.llm_quality_judge import LLMQualityJudge
 from components.evaluators.relevance_evaluator import CALIBRATION_FILE, RelevanceEvaluator, load_calibration
 from config.settings import Settings
-from document_store.statute_store import StatuteStore
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from helpers.records.trained_files import RETRAIN
 from llm_access.factory import uses_api_model
 from pipelines.embedders import embedding_fingerprint
@@ -124,7 +124,7 @@ def coverage_available(settings: Settings) -> bool:
             and (Path(settings.coverage_model) / COVERAGE_FILE).is_file())
 
 
-def make_coverage_check(settings: Settings, document_store: StatuteStore | None,
+def make_coverage_check(settings: Settings, document_store: KnowledgeBaseStore | None,
                         require_model: bool = True) -> CoverageCheck | None:
     """The coverage check for these settings, or None: ``COVERAGE_CHECK=off``, ``TRAINED_MODELS=off``, or (with
     ``require_model``) no trained model at ``COVERAGE_MODEL`` yet (logged; the loop runs without the third

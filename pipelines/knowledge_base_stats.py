@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from config.settings import Settings
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.source_manifest import SourceManifest
-from document_store.statute_store import StatuteStore
 from pipelines.embedders import embedding_fingerprint
 from pipelines.judges import describe_judge
 from pipelines.knowledge_base_warnings import knowledge_base_warnings
 
 
-def knowledge_base_stats(store: StatuteStore, settings: Settings) -> dict[str, Any]:
+def knowledge_base_stats(store: KnowledgeBaseStore, settings: Settings) -> dict[str, Any]:
     """The knowledge base in ``store``: ``name``, ``where``, ``documents``, ``sources`` (status, count, source),
     ``models``, ``judge``, ``bm25`` (None before anything is indexed), ``engine`` and ``warnings``."""
     manifest, name = SourceManifest(store), store.knowledge_base

@@ -26,7 +26,7 @@ from components.retrievers.citation_lookup import CitationLookup
 from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from config.settings import Settings
-from document_store.statute_store import StatuteStore
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from helpers.records.contracts import RERANKER, RETRIEVAL_PATHS, ROUND_RANKER, RetrievalPath
 from llm_access.factory import uses_api_model
 from pipelines.embedders import text_embedder
@@ -83,7 +83,7 @@ def reads_llm_logprobs(settings: Settings) -> bool:
     return resolve_reranker(settings) == "llm" or settings.round_reranker == "llm"
 
 
-def make_round_ranker(document_store: StatuteStore, settings: Settings, top_k: int = 10) -> RoundRanker | None:
+def make_round_ranker(document_store: KnowledgeBaseStore, settings: Settings, top_k: int = 10) -> RoundRanker | None:
     """The agentic loop's widen-and-rerank step from round 2 on (`RoundRanker`), or None for ``ROUND_RERANKER=none``."""
     if settings.round_reranker not in ROUND_RERANKERS:
         raise ValueError(f"ROUND_RERANKER must be one of {ROUND_RERANKERS}, got {settings.round_reranker!r}")
@@ -95,7 +95,7 @@ def make_round_ranker(document_store: StatuteStore, settings: Settings, top_k: i
 
 def add_retrieval(
     pipeline: Pipeline,
-    document_store: StatuteStore,
+    document_store: KnowledgeBaseStore,
     settings: Settings,
     mode: str = "hybrid",
     top_k: int = 10,
@@ -133,7 +133,7 @@ def evidence_output(pipeline: Pipeline) -> str:
     return RERANKER if has_reranker(pipeline) else "joiner"
 
 
-def build_retrieval_pipeline(document_store: StatuteStore, settings: Settings, **options: Any) -> Pipeline:
+def build_retrieval_pipeline(document_store: KnowledgeBaseStore, settings: Settings, **options: Any) -> Pipeline:
     """Citation lookup + BM25 (jieba) and/or dense retrieval of every query, RRF-fused, optionally reranked;
     ``options`` are `add_retrieval`'s (``mode``, ``top_k``, ``reranker``)."""
     pipeline = Pipeline()

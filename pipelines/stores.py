@@ -11,9 +11,9 @@ Usage::
 from __future__ import annotations
 
 from config.settings import Settings
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.knowledge_bases import open_store
 from document_store.qdrant_store import StoreLocation
-from document_store.statute_store import StatuteStore
 
 
 def store_location(settings: Settings) -> StoreLocation:
@@ -24,6 +24,7 @@ def store_location(settings: Settings) -> StoreLocation:
                          hnsw_m=settings.qdrant_hnsw_m, hnsw_ef_construct=settings.qdrant_hnsw_ef_construct)
 
 
-def open_document_store(settings: Settings, collection: str | None = None, *, connect: bool = True) -> StatuteStore:
+def open_document_store(settings: Settings, collection: str | None = None, *,
+                        connect: bool = True) -> KnowledgeBaseStore:
     """Open (and create if needed) ``collection`` (default ``settings.collection``) where the settings say."""
     return open_store(store_location(settings), collection or settings.collection, connect=connect)

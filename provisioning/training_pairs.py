@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from haystack import Document
 
-    from document_store.statute_store import StatuteStore
+    from document_store.knowledge_base_store import KnowledgeBaseStore
 
 MIN_PAIRS = 50
 DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "training_data" / "stard" / "stard_train_with_criminal.jsonl"
@@ -90,7 +90,7 @@ def pairs_digest(pairs: list[Pair]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def articles_by_key(store: StatuteStore) -> dict[str, Document]:
+def articles_by_key(store: KnowledgeBaseStore) -> dict[str, Document]:
     """Every stored article by its ``meta.key`` (every version: older versions' keys carry their date), read in
     one pass (for training and studies that need the texts of given articles)."""
     return {str(doc.meta["key"]): doc for doc in store.filter_documents() if doc.meta.get("key")}

@@ -80,6 +80,6 @@ def test_a_planted_cycle_is_found(tmp_path: Path) -> None:
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", "data", "models", ".git", "test-artifacts",
                                                               "*.jsonl", "node_modules", "__pycache__", "research",
                                                               "benchmarks", "tests", "training_data", "notebooks"))
-    with open(copy / "document_store" / "statute_store.py", "a", encoding="utf-8") as handle:
+    with open(copy / "document_store" / "knowledge_base_store.py", "a", encoding="utf-8") as handle:
         handle.write("\n\ndef _back():\n    from document_store.source_manifest import SourceManifest  # noqa: F401\n")
-    assert ("document_store.source_manifest", "document_store.statute_store") in import_cycles(copy)
+    assert ("document_store.knowledge_base_store", "document_store.source_manifest") in import_cycles(copy)

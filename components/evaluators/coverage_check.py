@@ -34,8 +34,8 @@ import numpy as np
 from haystack import component, default_from_dict, default_to_dict, logging
 
 from components.retrievers.store_search import StoreSearch
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.knowledge_bases import shared_store_from_dict
-from document_store.statute_store import StatuteStore
 from helpers.records.trained_files import RETRAIN, read_trained_json
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class CoverageCheck:
     :param threshold: the question score that flags; ``None`` = the trained one (set out of fold).
     """
 
-    def __init__(self, model: str, document_store: StatuteStore | None = None,
+    def __init__(self, model: str, document_store: KnowledgeBaseStore | None = None,
                  threshold: float | None = None) -> None:
         if threshold is not None and not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, got {threshold}")

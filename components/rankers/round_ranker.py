@@ -30,8 +30,8 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.utils import deserialize_type
 
 from components.retrievers.store_search import SearchingComponent
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.knowledge_bases import shared_store_from_dict
-from document_store.statute_store import StatuteStore
 from helpers.statutes.neighbours import neighbour_keys, referred_keys
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class RoundRanker(SearchingComponent):
     :param top_k: documents returned.
     """
 
-    def __init__(self, document_store: StatuteStore, ranker: Any, depth: int = 30, best: int = 3, span: int = 2,
+    def __init__(self, document_store: KnowledgeBaseStore, ranker: Any, depth: int = 30, best: int = 3, span: int = 2,
                  from_round: int = 2, top_k: int = 10, fuse: bool = True) -> None:
         for name, value, least in (("depth", depth, 1), ("best", best, 0), ("span", span, 0),
                                    ("from_round", from_round, 1)):

@@ -17,8 +17,8 @@ from typing import Any
 from haystack import Document, component, default_to_dict
 
 from components.retrievers.store_search import SearchingComponent
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.knowledge_bases import from_dict_sharing_store
-from document_store.statute_store import StatuteStore
 from helpers.records.ranking import Ranking
 from helpers.statutes.labels import LAW_NAME_PREFIX, article_no
 from helpers.statutes.numerals import CN_NUMERAL_CHARS
@@ -69,7 +69,7 @@ class CitationLookup(SearchingComponent):
         ``meta.key``).
     """
 
-    def __init__(self, document_store: StatuteStore) -> None:
+    def __init__(self, document_store: KnowledgeBaseStore) -> None:
         self._bind_search(document_store)
 
     def to_dict(self) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from haystack.core.serialization import (
 
 from components.embedders.onnx_text_embedder import OnnxTextEmbedder
 from components.retrievers.store_search import SearchingComponent, shown_as_amended
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.knowledge_bases import from_dict_sharing_store
-from document_store.statute_store import StatuteStore
 from helpers.records.ranking import Ranking
 from helpers.statutes.versions import with_versions
 
@@ -43,7 +43,7 @@ class DenseRetriever(SearchingComponent):
 
     def __init__(
         self,
-        document_store: StatuteStore,
+        document_store: KnowledgeBaseStore,
         embedder: Any,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,

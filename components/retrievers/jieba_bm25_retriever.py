@@ -16,8 +16,8 @@ from typing import Any
 from haystack import Document, component, default_to_dict
 
 from components.retrievers.store_search import SearchingComponent, shown_as_amended
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.knowledge_bases import from_dict_sharing_store
-from document_store.statute_store import StatuteStore
 from helpers.records.ranking import Ranking
 from helpers.statutes.versions import with_versions
 from helpers.text_encoding.jieba_tokenizer import DEFAULT_CHAR_NGRAMS, JiebaTokenizer
@@ -44,7 +44,7 @@ class JiebaBM25Retriever(SearchingComponent):
 
     def __init__(
         self,
-        document_store: StatuteStore,
+        document_store: KnowledgeBaseStore,
         top_k: int = 10,
         mode: str = "search",
         user_dict: str | None = None,

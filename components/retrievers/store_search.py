@@ -1,4 +1,4 @@
-"""How the retrievers search a knowledge base: `StoreSearch` over any `StatuteStore` (Qdrant's engine answers, in
+"""How the retrievers search a knowledge base: `StoreSearch` over any `KnowledgeBaseStore` (Qdrant's engine answers, in
 this process or on a server), and the statute logic above the engine: articles by key in their in-force version
 (`held_articles`), law names kept fresh (`LawNames`), an amendment shown as the article it amends
 (`shown_as_amended`).
@@ -21,7 +21,7 @@ from typing import Any
 
 from haystack import Document
 
-from document_store.statute_store import StatuteStore
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from helpers.statutes.labels import VERSION_SEP, key_law
 from helpers.text_encoding.sparse_terms import query_vector
 
@@ -35,7 +35,7 @@ class StoreSearch:
     the IDF), dense nearest neighbours, articles by key, the laws present, whether a filter matches anything and
     which values a field takes. Filters go to the engine on every path."""
 
-    def __init__(self, store: StatuteStore) -> None:
+    def __init__(self, store: KnowledgeBaseStore) -> None:
         self.store = store
         self._laws = LawNames(lambda: self.values("meta.law"), lambda: store.writes)
 
@@ -146,10 +146,10 @@ class SearchingComponent:
     """What the retrievers share: the store, its `StoreSearch`, ``top_k`` (>= 1) and default ``filters``;
     ``warm_up`` opens the store (connects, or loads the engine)."""
 
-    document_store: StatuteStore
+    document_store: KnowledgeBaseStore
     _search: StoreSearch
 
-    def _bind_search(self, document_store: StatuteStore, top_k: int | None = None,
+    def _bind_search(self, document_store: KnowledgeBaseStore, top_k: int | None = None,
                      filters: dict[str, Any] | None = None) -> None:
         if top_k is not None:
             if top_k < 1:

@@ -1,7 +1,7 @@
 """QdrantPointWriter: writes embedded documents to the knowledge base's store, overwriting documents with the same id.
 
 Writes the same Qdrant points as `DocumentWriter(policy=DuplicatePolicy.OVERWRITE)` (payload, dense and sparse
-vectors, point id) into either `StatuteStore` (embedded Edge or a server), but builds them without running
+vectors, point id) into either `KnowledgeBaseStore` (embedded Edge or a server), but builds them without running
 `Document.to_dict()` over the vectors (`document_store.qdrant_store.to_points`, and the Edge store's own
 writer): its recursive `dataclasses.asdict` copies every float of both embeddings one call at a time.
 `tests/components/writers/test_qdrant_point_writer.py` checks that the points equal the library's for the same
@@ -16,8 +16,8 @@ Usage::
 
 from haystack import Document, component
 
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.knowledge_bases import StoreComponentSerialization
-from document_store.statute_store import StatuteStore
 
 
 @component
@@ -27,7 +27,7 @@ class QdrantPointWriter(StoreComponentSerialization):
     :param document_store: the store to write to (embedded path or server).
     """
 
-    def __init__(self, document_store: StatuteStore) -> None:
+    def __init__(self, document_store: KnowledgeBaseStore) -> None:
         self.document_store = document_store
 
     @component.output_types(documents_written=int)

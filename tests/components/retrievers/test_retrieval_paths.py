@@ -18,8 +18,8 @@ from components.retrievers.dense_retriever import DenseRetriever
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
 from components.retrievers.store_search import StoreSearch
 from document_store.edge_store import QdrantEdgeDocumentStore
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.qdrant_store import QdrantServerDocumentStore, qdrant_client_of
-from document_store.statute_store import StatuteStore
 from harness.openai_server import ScriptedOpenAIServer
 from helpers.statutes.labels import article_no
 from helpers.statutes.versions import OPEN_END
@@ -206,7 +206,7 @@ def test_bm25_scores_are_lucene_bm25_on_every_backend(fixture_store, settings, t
 def test_each_store_is_searched_by_its_own_engine(fixture_store, tmp_path):
     server = server_copy(fixture_store, tmp_path / "server")
     assert fixture_store.engine == "edge" and server.engine == "qdrant"
-    assert isinstance(fixture_store, StatuteStore) and isinstance(server, StatuteStore)
+    assert isinstance(fixture_store, KnowledgeBaseStore) and isinstance(server, KnowledgeBaseStore)
     server.close()
 
 

@@ -1,5 +1,5 @@
 """The one store protocol (issue 49, item 1): the embedded Edge store and the server store (here on qdrant-client's
-local mode) are both `StatuteStore`s and answer every call the product makes the same way."""
+local mode) are both `KnowledgeBaseStore`s and answer every call the product makes the same way."""
 
 from pathlib import Path
 
@@ -12,9 +12,9 @@ from haystack.testing.document_store import DocumentStoreBaseTests
 from haystack.utils.filters import FilterError
 
 from document_store.edge_store import DOCUMENTS, QdrantEdgeDocumentStore
+from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.qdrant_store import QdrantServerDocumentStore
 from document_store.source_manifest import SourceManifest, completed
-from document_store.statute_store import StatuteStore
 
 
 def _stripped(documents: list[Document]) -> list[Document]:
@@ -35,7 +35,7 @@ def articles() -> list[Document]:
 @pytest.fixture(params=["edge", "server"])
 def store(request, tmp_path: Path):
     if request.param == "edge":
-        made: StatuteStore = QdrantEdgeDocumentStore(path=str(tmp_path / "kb" / DOCUMENTS), embedding_dim=4)
+        made: KnowledgeBaseStore = QdrantEdgeDocumentStore(path=str(tmp_path / "kb" / DOCUMENTS), embedding_dim=4)
     else:
         made = QdrantServerDocumentStore(path=str(tmp_path / "local"), index="kb", embedding_dim=4,
                                          use_sparse_embeddings=True, sparse_idf=True, progress_bar=False)
@@ -45,8 +45,8 @@ def store(request, tmp_path: Path):
     made.close()
 
 
-def test_both_are_statute_stores_named_by_their_knowledge_base(store) -> None:
-    assert isinstance(store, StatuteStore)
+def test_both_are_knowledge_base_stores_named_by_their_knowledge_base(store) -> None:
+    assert isinstance(store, KnowledgeBaseStore)
     assert store.knowledge_base == "kb"
     assert store.engine in ("edge", "qdrant")
     assert store.writes is None if store.engine == "qdrant" else isinstance(store.writes, int)

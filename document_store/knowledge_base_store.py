@@ -3,12 +3,12 @@
 Two classes implement it, both over Qdrant's engine and with the same point layout (qdrant-haystack's):
 `QdrantEdgeDocumentStore` (the engine in this process, the embedded default) and `QdrantServerDocumentStore`
 (qdrant-haystack's `QdrantDocumentStore` on a server, or on qdrant-client's local mode). Everything above the store
-layer takes a `StatuteStore` and calls these methods; nothing chooses code by the store's class.
+layer takes a `KnowledgeBaseStore` and calls these methods; nothing chooses code by the store's class.
 
 Usage::
 
-    from document_store.statute_store import StatuteStore
-    def best(store: StatuteStore, embedding: list[float]) -> Document:
+    from document_store.knowledge_base_store import KnowledgeBaseStore
+    def best(store: KnowledgeBaseStore, embedding: list[float]) -> Document:
         store.open()
         return store.query_dense(embedding, top_k=1)[0]
 """
@@ -25,7 +25,7 @@ from haystack.document_stores.types import DuplicatePolicy
 
 class Records(Protocol):
     """Where a knowledge base's source manifest (`document_store.source_manifest`) keeps its records: one payload
-    per source name (each store gives its own, `StatuteStore.source_records`)."""
+    per source name (each store gives its own, `KnowledgeBaseStore.source_records`)."""
 
     def put(self, payloads: dict[str, dict[str, Any]]) -> None: ...  # source name -> payload, one write
     def get(self, source: str) -> dict[str, Any] | None: ...
@@ -35,7 +35,7 @@ class Records(Protocol):
 
 
 @runtime_checkable
-class StatuteStore(Protocol):
+class KnowledgeBaseStore(Protocol):
     """A knowledge base in Qdrant: Haystack's `DocumentStore` protocol and the statute system's own reads, queries
     and in-place rewrites. Point ids are what `scroll_sources` gives."""
 
@@ -89,7 +89,7 @@ class StatuteStore(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StatuteStore:
+    def from_dict(cls, data: dict[str, Any]) -> KnowledgeBaseStore:
         """The store `to_dict` describes (what a YAML pipeline holds)."""
         ...
 
