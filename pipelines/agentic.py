@@ -67,11 +67,12 @@ def link(pipeline: Pipeline, sender: str, receivers: list[str], *sockets: str) -
             pipeline.connect(f"{sender}.{socket}", f"{receiver}.{socket}")
 
 
-def add_answer_stage(pipeline: Pipeline) -> None:
+def add_answer_stage(pipeline: Pipeline, settings: Settings) -> None:
     """Selector → prompt → answer → finalizer: the selector reads the query and the evidence candidates (sockets
     ``selector.rounds`` / ``selector.documents`` and ``selector.web``, connected by the caller, who connects the same
     to the finalizer's for the trace); gives ``finalizer.result``."""
-    pipeline.add_component("selector", EvidenceSelector())
+    pipeline.add_component("selector", EvidenceSelector(max_local=settings.evidence_top_n,
+                                                        max_local_unsure=settings.evidence_top_n_unsure))
     pipeline.add_component("prompt", ChatPromptBuilder(template=ANSWER_TEMPLATE,
                                                        required_variables=["query", "evidence", "situation"]))
     pipeline.add_component("answer", AnswerGenerator())
@@ -112,7 +113,7 @@ def build_agentic_pipeline(document_store: KnowledgeBaseStore, settings: Setting
     pipeline.add_component("web_search", SerpAPIWebSearch())
     pipeline.add_component("web_merger", WebEvidenceMerger())
     pipeline.add_component("rounds_joiner", BranchJoiner(list[Round]))
-    add_answer_stage(pipeline)
+    add_answer_stage(pipeline, settings)
 
     # a round: the question (first from the router, then from the loop) is rewritten, searched on every path and
     # judged; the tracker records the round and the loop router decides where it goes next. What travels round the
@@ -157,7 +158,7 @@ def build_rag_pipeline(document_store: KnowledgeBaseStore, settings: Settings, t
     """The baseline: one retrieval of the original query, no judge, straight to the answer."""
     pipeline = Pipeline()
     add_retrieval(pipeline, document_store, settings, top_k=top_k, reranker=make_reranker(settings, top_k))
-    add_answer_stage(pipeline)
+    add_answer_stage(pipeline, settings)
     for receiver in ("selector", "finalizer"):
         pipeline.connect(f"{evidence_output(pipeline)}.documents", f"{receiver}.documents")
     return pipeline

@@ -11,6 +11,10 @@ Situations:
   reply, no LLM call;
 - ``unjudged``: plain RAG mode (one retrieval, no judge).
 
+How many local articles the answer reads: ``max_local`` when the judge passed them, ``max_local_unsure`` when it
+did not (``partial``, ``supplemented``), where the gold article is more often ranked below the first five
+(`benchmarks/reports/evidence_size.md`). Plain RAG mode (unjudged) reads ``max_local``.
+
 For ``partial`` and ``supplemented`` it also gives the answer's ``preface``: one line on what the knowledge base
 does not settle (the judge's note, `helpers.checks.unsettled.unsettled_line`), streamed and written before the answer.
 
@@ -19,7 +23,7 @@ mode, the one retrieval's ``documents``, and the web outcome where the loop sear
 
 Usage::
 
-    out = EvidenceSelector(max_local=5).run(query="…", rounds=tracker_out["rounds"])
+    out = EvidenceSelector(max_local=5, max_local_unsure=8).run(query="…", rounds=tracker_out["rounds"])
     out["situation"], [d.meta["key"] for d in out["evidence"]]
 """
 
@@ -39,13 +43,18 @@ NONE_RELEVANCE = 1.0  # a judged relevance at or below this (of 10) means the hi
 class EvidenceSelector:
     """Picks the evidence (local articles first, then web results) and the answer situation.
 
-    :param max_local: local articles given to the answer.
+    :param max_local: local articles given to the answer when the judge passed them (and in plain RAG mode).
+    :param max_local_unsure: local articles given when the judge did not pass them (``None``: ``max_local``).
     :param max_web: web results given to the answer.
     """
 
-    def __init__(self, max_local: int = 5, max_web: int = 3) -> None:
+    def __init__(self, max_local: int = 5, max_web: int = 3, max_local_unsure: int | None = None) -> None:
+        for name, value in (("max_local", max_local), ("max_web", max_web), ("max_local_unsure", max_local_unsure)):
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be >= 0, got {value}")
         self.max_local = max_local
         self.max_web = max_web
+        self.max_local_unsure = max_local if max_local_unsure is None else max_local_unsure
 
     @staticmethod
     def _as_evidence(doc: Document, label: str) -> Document:
@@ -64,7 +73,8 @@ class EvidenceSelector:
         rounds = rounds or []
         best = best_round(rounds)
         candidates = best.documents if best is not None else list(documents or [])
-        local = [self._as_evidence(d, str(i)) for i, d in enumerate(candidates[: self.max_local], start=1)]
+        size = self.max_local_unsure if rounds and not rounds[-1].passed else self.max_local
+        local = [self._as_evidence(d, str(i)) for i, d in enumerate(candidates[:size], start=1)]
         found = web.documents if web is not None else []
         web_evidence = [self._as_evidence(d, f"网页{i}") for i, d in enumerate(found[: self.max_web], start=1)]
         judge_failed = bool(rounds) and all(r.evaluation.get("error") for r in rounds)
