@@ -135,8 +135,10 @@ class StatuteDB:
             candidates = [name, LAW_NAME_PREFIX + name, name.removeprefix(LAW_NAME_PREFIX)]
             match = next((c for c in candidates if c in counts), None)
             if match is None:
-                close = difflib.get_close_matches(LAW_NAME_PREFIX + name.removeprefix(LAW_NAME_PREFIX), list(counts),
-                                                  n=3, cutoff=0.5)
+                # compared without the prefix every national law shares, or any name would look close
+                short = {law.removeprefix(LAW_NAME_PREFIX): law for law in counts}
+                close = [short[c] for c in difflib.get_close_matches(name.removeprefix(LAW_NAME_PREFIX), list(short),
+                                                                     n=3, cutoff=0.5)]
                 hint = f"; did you mean: {', '.join(close)}?" if close else "; `python -m pipelines laws` lists them."
                 raise UnknownLawError(f"Unknown law {raw!r} (no version in force in the statute database){hint}")
             if match not in resolved:

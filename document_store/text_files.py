@@ -43,7 +43,10 @@ def load_text_file(path: str | Path, *, source_name: str | None = None) -> Docum
 def upload_name(filename: str | None) -> str:
     """A client-supplied file name reduced to a plain base name: no folders (``../``), no control characters."""
     name = Path((filename or "").replace("\\", "/")).name
-    name = "".join(ch for ch in name if ch.isprintable()).strip().lstrip(".")[:MAX_NAME_CHARS]
+    name = "".join(ch for ch in name if ch.isprintable()).strip().lstrip(".")
+    if len(name) > MAX_NAME_CHARS:  # cut the stem, keep the suffix that says what the file is
+        suffix = Path(name).suffix if len(Path(name).suffix) <= 10 else ""
+        name = name[: MAX_NAME_CHARS - len(suffix)] + suffix
     return name or "upload.txt"
 
 

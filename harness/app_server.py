@@ -19,4 +19,4 @@ def index_laws(data: Path, e5_model: Path, laws: list[str]) -> None:
 def server_env(data: Path, e5_model: Path, llm_base_url: str | None, **extra: str | None) -> dict[str, str | None]:
     return {"DATA_DIR": str(data), "EMBEDDING_MODEL": str(e5_model), "LLM_BASE_URL": llm_base_url,
             "HF_HUB_OFFLINE": "1", "LLM_MAX_RETRIES": "0", "SERPAPI_API_KEY": None, "API_KEY": None,
-            "DEEPSEEK_API_KEY": None, **extra}
+            "DEEPSEEK_API_KEY": None, "QDRANT_URL": None, "QDRANT_API_KEY": None, **extra}

@@ -67,6 +67,7 @@ class ScriptedOpenAIServer(LocalHTTPServer):
         turn, the last one repeating; ``top_logprobs`` are sent for the first token; a streamed reply waits
         ``chunk_delay`` seconds between its 8-character chunks; ``finish_reason="length"`` plays a reply cut at
         ``max_tokens``."""
+        reply = list(reply) if isinstance(reply, list) else reply  # the rule's own copy: it pops from it
         self.rules.append(Rule(match, reply, status, delay, top_logprobs, chunk_delay, finish_reason))
 
     def _answer(self, body: dict[str, Any]) -> tuple[Rule, str]:

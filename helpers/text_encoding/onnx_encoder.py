@@ -88,7 +88,8 @@ class OnnxEncoder:
         pooling = _json(folder / POOLING_CONFIG)
         if not mean_pooling(pooling):
             raise ValueError(f"{folder / POOLING_CONFIG}: only mean pooling is supported, got {pooling}")
-        self.max_seq_length = int(max_seq_length or config.get("max_seq_length", MAX_SEQ_LENGTH))
+        given = config.get("max_seq_length", MAX_SEQ_LENGTH) if max_seq_length is None else max_seq_length
+        self.max_seq_length = int(given)
         if self.max_seq_length < 2:
             raise ValueError(f"max_seq_length must be >= 2, got {self.max_seq_length}")
         self.tokenizer = SentencePieceTokenizer(folder)

@@ -49,8 +49,6 @@ def test_a_test_gives_what_it_needs_and_no_llm_means_none(tmp_path: Path) -> Non
     assert seen["LLM_BASE_URL"] is None  # not the developer's LLM
 
 
-@pytest.mark.xfail(strict=True, reason="server_env leaves QDRANT_URL to the developer's environment: the test server "
-                                       "then opens their Qdrant server instead of the temporary data folder")
 @pytest.mark.usefixtures("developer")
 def test_the_server_never_reaches_the_developers_qdrant_server(tmp_path: Path) -> None:
     assert server_sees(tmp_path, server_env(tmp_path / "data", tmp_path / "e5", None))["QDRANT_URL"] is None

@@ -52,8 +52,6 @@ def test_a_list_of_replies_is_used_in_turn_and_the_last_repeats(server: Scripted
     assert [reply(client, "判断") for _ in range(4)] == ["第一次", "第二次", "以后", "以后"]
 
 
-@pytest.mark.xfail(strict=True, reason="add_rule keeps the caller's list of replies and pops from it: the same list "
-                                       "given to another rule, server or test starts where the last one left off")
 def test_a_list_of_replies_given_twice_starts_from_its_first_each_time() -> None:
     replies = ["第一次", "第二次"]
     answers = []

@@ -87,8 +87,6 @@ def test_a_length_below_two_is_refused(export: Path) -> None:
         OnnxEncoder(export, max_seq_length=1)
 
 
-@pytest.mark.xfail(strict=True, reason="max_seq_length=0 is read as None (`or`): the export's 512 is used instead of "
-                                       "the ValueError every other length below 2 gets")
 def test_a_length_of_zero_is_refused_not_replaced_by_the_exports(export: Path) -> None:
     with pytest.raises(ValueError, match=r"^max_seq_length must be >= 2, got 0$"):
         OnnxEncoder(export, max_seq_length=0)
