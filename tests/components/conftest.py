@@ -19,6 +19,14 @@ LAW_B = """# 示例交通法
 
 
 @pytest.fixture
+def empty_store(settings):
+    """A store with nothing in it, for what needs no articles."""
+    store = open_document_store(settings)
+    yield store
+    store.close()
+
+
+@pytest.fixture
 def fixture_store(settings, tmp_path):
     """A store with two small laws indexed through the real indexing pipeline."""
     (tmp_path / "a.md").write_text(LAW_A, encoding="utf-8")

@@ -2,14 +2,12 @@
 knowledge base's results unreliable, read from the source manifest of a real store (how the CLI and the API show
 them is in interfaces/test_cli.py and application/test_service.py)."""
 
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
 
 from components.retrievers.citation_lookup import VersionGap
 from config.settings import Settings
-from document_store.knowledge_base_store import KnowledgeBaseStore
 from document_store.source_manifest import SourceManifest, completed
 from helpers.text_encoding.onnx_encoder import INT8_FILE
 from pipelines.embedders import embedding_fingerprint
@@ -22,7 +20,6 @@ from pipelines.knowledge_base_warnings import (
     stale_weights_warning,
     unversioned_warning,
 )
-from pipelines.stores import open_document_store
 
 
 @pytest.fixture(scope="module")
@@ -32,21 +29,6 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     (root / "e5" / "onnx").mkdir(parents=True)
     (root / "e5" / "onnx" / INT8_FILE).write_bytes(b"int8 weights")
     return Settings(qdrant_path=root / "qdrant", embedding_model=str(root / "e5"))
-
-
-@pytest.fixture(scope="module")
-def store(settings: Settings) -> Iterator[KnowledgeBaseStore]:
-    store = open_document_store(settings)
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def manifest(store: KnowledgeBaseStore) -> Iterator[SourceManifest]:
-    manifest = SourceManifest(store)
-    yield manifest
-    for record in manifest.all():
-        manifest.remove(record.source)
 
 
 def sound(settings: Settings, source: str, count: int = 10, length: int = 200):

@@ -6,25 +6,13 @@ import pytest
 from haystack import Document
 
 from components.retrievers.jieba_bm25_retriever import JiebaBM25Retriever
-from config.settings import Settings
-from pipelines.stores import open_document_store
+from tests.support.fixture_laws import LAW_A_NAME, LAW_B_NAME, ONLY_A, ONLY_B
 
-LAW_A = "示例信息保护法"
-LAW_B = "示例交通法"
-ONLY_A = {"field": "meta.law", "operator": "==", "value": LAW_A}
-ONLY_B = {"field": "meta.law", "operator": "==", "value": LAW_B}
+LAW_A, LAW_B = LAW_A_NAME, LAW_B_NAME
 
 
 def keys(docs: list[Document]) -> list[str]:
     return [d.meta["key"] for d in docs]
-
-
-@pytest.fixture
-def empty_store(settings: Settings):
-    """A store with nothing in it, for what needs no articles."""
-    store = open_document_store(settings)
-    yield store
-    store.close()
 
 
 def test_bad_settings_are_refused(empty_store) -> None:
