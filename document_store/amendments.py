@@ -10,6 +10,7 @@ Usage::
     from document_store.amendments import parse_instruction
     change = parse_instruction("将刑法第二百六十四条修改为：“盗窃公私财物……”", "刑法")
     change.targets, change.whole, change.new_text   # (("第二百六十四条",), True, "盗窃公私财物……")
+    change.text_for("第二百六十四条")                 # that article's part of an instruction naming several
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from helpers.statutes.numerals import CN_NUMERAL_CHARS
 
 _ARTICLE = rf"第[{CN_NUMERAL_CHARS}]+条(?:之[{CN_NUMERAL_CHARS}]+)?"
 _ARTICLE_RE = re.compile(_ARTICLE)
+_ADDED_RE = re.compile(rf"作为({_ARTICLE}(?:[、和]{_ARTICLE})*)")  # 增加二条，作为第X条之一、第X条之二
+_WHOLE_RE = re.compile(rf"(?:该条|{_ARTICLE})修改为$")  # not 第X条第一款修改为
+_HEADED_RE = re.compile(rf"({_ARTICLE})(?:\s+|$)(.*)")  # a line of the new text opening with its article's number
 _HEAD_END_RE = re.compile(r"[：:\"“]")
 _QUOTES = "\"“”"
 
@@ -33,6 +37,20 @@ class Change:
     whole: bool  # the article's whole text is replaced (or a new article added) by `new_text`
     new_text: str  # the quoted text that follows the instruction ("" for a deletion)
 
+    def text_for(self, target: str) -> str:
+        """The new text of one target: with several, its own lines (from the one its number opens, the number
+        dropped, to the next target's); `new_text` when there is one target or no line opens with its number."""
+        if len(self.targets) == 1:
+            return self.new_text
+        owner, lines = None, []
+        for line in self.new_text.splitlines():
+            headed = _HEADED_RE.match(line)
+            if headed and headed.group(1) in self.targets:
+                owner, line = headed.group(1), headed.group(2)
+            if owner == target and line:
+                lines.append(line)
+        return "\n".join(lines) or self.new_text
+
 
 def parse_instruction(text: str, law_short: str) -> Change | None:
     """The change an amending article makes to ``law_short`` (the law's name without 中华人民共和国), or None
@@ -41,11 +59,11 @@ def parse_instruction(text: str, law_short: str) -> Change | None:
     head = text[: match.start()] if match else text
     if not re.match(rf"^\s*(?:将|在|删去|删除){re.escape(law_short)}第", head):
         return None
-    added = re.search(rf"作为({_ARTICLE})", head)
-    targets = (added.group(1),) if added else tuple(dict.fromkeys(_ARTICLE_RE.findall(head)))
+    added = _ADDED_RE.search(head)
+    targets = tuple(dict.fromkeys(_ARTICLE_RE.findall(added.group(1) if added else head)))
     if not targets:
         return None
-    whole = bool(added) or bool(re.search(r"(?:该条|条)修改为$", head.strip()))
+    whole = bool(added) or bool(_WHOLE_RE.search(head.strip()))
     body = text[match.end():] if match else ""
     lines = [line.strip().strip(_QUOTES).strip() for line in body.splitlines()]
     return Change(targets, whole, "\n".join(line for line in lines if line))

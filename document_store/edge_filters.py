@@ -40,9 +40,7 @@ def edge_filter(condition: Any) -> Any:
                  for name in ("must", "should", "must_not")}
         return edge.Filter(**parts)
     if isinstance(condition, rest.FieldCondition):
-        if isinstance(condition.match, rest.MatchValue) and isinstance(condition.match.value, bool):
-            return edge.FieldCondition(bool_twin(condition.key), match=edge.MatchValue(int(condition.match.value)))
-        return edge.FieldCondition(condition.key, match=_match(condition.match), range=_range(condition.range))
+        return _field_condition(condition)
     if isinstance(condition, rest.IsEmptyCondition):
         return edge.IsEmptyCondition(condition.is_empty.key)
     if isinstance(condition, rest.IsNullCondition):
@@ -50,6 +48,19 @@ def edge_filter(condition: Any) -> Any:
     if isinstance(condition, rest.HasIdCondition):
         return edge.HasIdCondition(set(condition.has_id))
     raise FilterError(f"the Edge store cannot filter by {type(condition).__name__}")
+
+
+def _field_condition(condition: rest.FieldCondition) -> Any:
+    """Every part of a FieldCondition (match, range, values count, geo, empty, null); a boolean match alone."""
+    parts = {"range": _range(condition.range), "values_count": _values_count(condition.values_count),
+             "geo_bounding_box": _geo_box(condition.geo_bounding_box), "geo_radius": _geo_radius(condition.geo_radius),
+             "geo_polygon": _geo_polygon(condition.geo_polygon), "is_empty": condition.is_empty,
+             "is_null": condition.is_null}
+    if isinstance(condition.match, rest.MatchValue) and isinstance(condition.match.value, bool):
+        if any(value is not None for value in parts.values()):
+            raise FilterError(f"the Edge store matches a boolean alone, not with other conditions on {condition.key!r}")
+        return edge.FieldCondition(bool_twin(condition.key), match=edge.MatchValue(int(condition.match.value)))
+    return edge.FieldCondition(condition.key, match=_match(condition.match), **parts)
 
 
 def _as_list(value: Any) -> list:
@@ -78,3 +89,30 @@ def _range(value: Any) -> Any:
     if isinstance(value, rest.Range):
         return edge.RangeFloat(gte=value.gte, gt=value.gt, lte=value.lte, lt=value.lt)
     raise FilterError(f"the Edge store cannot filter by the range {type(value).__name__}")
+
+
+def _values_count(value: rest.ValuesCount | None) -> Any:
+    return None if value is None else edge.ValuesCount(lt=value.lt, gt=value.gt, lte=value.lte, gte=value.gte)
+
+
+def _point(point: rest.GeoPoint) -> Any:
+    return edge.GeoPoint(lon=point.lon, lat=point.lat)
+
+
+def _ring(ring: rest.GeoLineString) -> list:
+    return [_point(point) for point in ring.points]
+
+
+def _geo_box(box: rest.GeoBoundingBox | None) -> Any:
+    return None if box is None else edge.GeoBoundingBox(_point(box.top_left), _point(box.bottom_right))
+
+
+def _geo_radius(circle: rest.GeoRadius | None) -> Any:
+    return None if circle is None else edge.GeoRadius(_point(circle.center), circle.radius)
+
+
+def _geo_polygon(polygon: rest.GeoPolygon | None) -> Any:
+    if polygon is None:
+        return None
+    interiors = None if polygon.interiors is None else [_ring(ring) for ring in polygon.interiors]
+    return edge.GeoPolygon(_ring(polygon.exterior), interiors)

@@ -326,10 +326,11 @@ class QdrantEdgeDocumentStore:
         return self._query(edge.Query.Nearest(vector, using=SPARSE_VECTORS_NAME), top_k, filters, None)
 
     def facet(self, key: str, limit: int, filters: dict[str, Any] | None = None) -> list[str]:
-        """An indexed payload field's distinct values (e.g. ``meta.law``) in the documents ``filters`` match."""
+        """An indexed payload field's distinct values (e.g. ``meta.law``) in the documents ``filters`` match.
+        Edge's facet index keeps a value whose points were all deleted or changed, with a count of 0: left out."""
         response = self.shard.facet(edge.FacetRequest(key, limit=limit, exact=True,
                                                       filter=edge_filter(qdrant_filter(filters))))
-        return [str(hit.value) for hit in response.hits]
+        return [str(hit.value) for hit in response.hits if hit.count > 0]
 
     def _query(self, query: Any, top_k: int, filters: dict[str, Any] | None,
                params: edge.SearchParams | None) -> list[Document]:

@@ -242,11 +242,12 @@ class StatuteDB:
         for item in later:
             label = f"《{item.law_name}》{item.article_no}"
             since = f"{date_text(item.effective)}起施行"
+            new_text = item.change.text_for(doc.meta["article_no"])  # its own part when several are changed
             if item.change.whole:
-                text = item.change.new_text
+                text = new_text
                 notes.append(f"本条经{label}修改，{since}")
             else:
-                notes.append(f"{label}修改本条，{since}：{item.change.new_text or '删去'}")
+                notes.append(f"{label}修改本条，{since}：{new_text or '删去'}")
         content = text + "".join(f"\n（{note}）" for note in notes)
         return Document(content=content, meta={**doc.meta, "amended_on": later[-1].effective,
                                                "valid_from": later[-1].effective})

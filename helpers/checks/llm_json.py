@@ -13,7 +13,13 @@ import re
 from typing import Any
 
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-_TRAILING_COMMA_RE = re.compile(r",\s*([}\]])")
+# a string (kept as it is) or a comma before a closing bracket (dropped): strings are matched first, so a ", ]"
+# inside a value is never edited
+_STRING_OR_TRAILING_COMMA_RE = re.compile(r'("(?:[^"\\]|\\.)*")|,\s*([}\]])', re.DOTALL)
+
+
+def _without_trailing_commas(span: str) -> str:
+    return _STRING_OR_TRAILING_COMMA_RE.sub(lambda m: m.group(1) or m.group(2), span)
 
 
 def _balanced_objects(text: str) -> list[str]:
@@ -48,7 +54,7 @@ def parse_json_object(text: str | None) -> dict[str, Any] | None:
     candidates = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
     for candidate in candidates:
         for span in _balanced_objects(candidate):
-            for attempt in (span, _TRAILING_COMMA_RE.sub(r"\1", span)):
+            for attempt in (span, _without_trailing_commas(span)):
                 try:
                     value = json.loads(attempt)
                 except json.JSONDecodeError:

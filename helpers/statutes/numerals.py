@@ -22,16 +22,20 @@ def cn_to_int(text: str) -> int:
         return int(text)
     if not text or any(ch not in DIGITS and ch not in UNITS for ch in text):
         raise ValueError(f"not a Chinese numeral: {text!r}")
-    total, section, number = 0, 0, 0
+    total, section, number, smallest_unit = 0, 0, 0, 10000
     for ch in text:
         if ch in DIGITS:
             number = DIGITS[ch]
-        elif ch == "万":
+        elif ch == "万":  # once, after something (一万, not 万万 or 万)
+            if total or not section + number:
+                raise ValueError(f"not a Chinese numeral: {text!r}")
             total += (section + number) * 10000
-            section, number = 0, 0
-        else:
+            section, number, smallest_unit = 0, 0, 10000
+        else:  # 千, 百, 十 in falling order within a section (十百 is no number)
+            if UNITS[ch] >= smallest_unit:
+                raise ValueError(f"not a Chinese numeral: {text!r}")
             section += (number or 1) * UNITS[ch]
-            number = 0
+            number, smallest_unit = 0, UNITS[ch]
     return total + section + number
 
 

@@ -30,7 +30,7 @@ DEFAULT_STOPWORDS = DATA_DIR / "stopwords.txt"
 MODES = ("search", "accurate")
 DEFAULT_CHAR_NGRAMS = (1, 2)
 NGRAM_MARK = "#"
-_TOKEN_RE = re.compile(r"[\w\u4e00-\u9fff]", re.UNICODE)
+_TOKEN_RE = re.compile(r"[^\W_]", re.UNICODE)  # a word character other than "_" (a form's blank ____)
 _SEPARATOR_RE = re.compile(r"[\W_]+", re.UNICODE)
 
 

@@ -1,6 +1,7 @@
 """`parse_instruction`, the reader of an amending instrument's articles: deletions, partial changes, several
-articles, what is not an instruction to amend the law, the quoted new text, and two instruction forms of the real
-刑法修正案 it misreads. The common forms (修改为, 增加一条 作为…之一, 将该条修改为) and a mere reference to the law are
+articles, what is not an instruction to amend the law, the quoted new text, two instruction forms of the real
+刑法修正案 (a whole 之一 article rewritten, two articles added at once) and each target's part of the new text
+(`Change.text_for`). The common forms (修改为, 增加一条 作为…之一, 将该条修改为) and a mere reference to the law are
 in tests/helpers/statutes/test_versions.py."""
 
 from __future__ import annotations
@@ -47,18 +48,29 @@ def test_the_new_text_keeps_its_lines_without_quotes_indents_or_blank_lines() ->
     assert parse_instruction(text, "刑法").new_text == "第一款内容。\n第二款内容。"
 
 
-@pytest.mark.xfail(strict=True, reason="an instruction rewriting a whole 之一 article (刑法修正案（九）条目十七: "
-                                       "将刑法第二百五十三条之一修改为) is read as a partial change: the whole-article "
-                                       "pattern wants the head to end in 条修改为")
 def test_rewriting_a_whole_added_article_replaces_it() -> None:
     change = parse_instruction("将刑法第二百五十三条之一修改为：“违反国家有关规定……”", "刑法")
     assert change == Change(("第二百五十三条之一",), True, "违反国家有关规定……")
 
 
-@pytest.mark.xfail(strict=True, reason="增加二条，作为第二百八十七条之一、第二百八十七条之二 "
-                                       "(刑法修正案（九）条目二十九) targets only the first added article: "
-                                       "第二百八十七条之二 gets no amended_by link")
 def test_two_articles_added_at_once_are_both_targets() -> None:
     change = parse_instruction("在刑法第二百八十七条后增加二条，作为第二百八十七条之一、第二百八十七条之二：\n"
                                "“第二百八十七条之一 利用信息网络……”\n“第二百八十七条之二 明知他人……”", "刑法")
     assert change.targets == ("第二百八十七条之一", "第二百八十七条之二") and change.whole
+
+
+def test_each_of_several_articles_gets_its_own_part_of_the_new_text() -> None:
+    change = parse_instruction("在刑法第二百八十七条后增加二条，作为第二百八十七条之一、第二百八十七条之二：\n"
+                               "“第二百八十七条之一\u3000利用信息网络……\n“单位犯前款罪的……\n"
+                               "“第二百八十七条之二\u3000明知他人……”", "刑法")
+    assert change.text_for("第二百八十七条之一") == "利用信息网络……\n单位犯前款罪的……"
+    assert change.text_for("第二百八十七条之二") == "明知他人……"
+    rewritten = parse_instruction("将刑法第一百条、第一百零一条修改为：\n“第一百条\n甲。”\n“第一百零一条 乙。”", "刑法")
+    assert rewritten.whole and rewritten.text_for("第一百条") == "甲。" and rewritten.text_for("第一百零一条") == "乙。"
+
+
+def test_the_new_text_is_whole_for_one_target_or_when_no_line_opens_with_the_targets_number() -> None:
+    one = parse_instruction("将刑法第二条修改为：“第二条 第一款。”", "刑法")
+    assert one.text_for("第二条") == "第二条 第一款。"
+    several = parse_instruction("将刑法第一百五十二条第一款、第一百五十一条第二款修改为：“乙”", "刑法")
+    assert several.text_for("第一百五十一条") == "乙"

@@ -1,8 +1,8 @@
 """qdrant-client's filter models mapped onto Qdrant Edge's (`document_store.edge_filters`), one model at a time:
 Haystack filters (through `qdrant_filter`) as must/should/must_not, match values, lists, number and date ranges,
-empty/null/id conditions, booleans matched on their 0/1 twin (`bool_twin`), and a `FilterError` for what Edge has no
-twin for. Filtering a real Edge store (booleans included, MatchText refused) is in
-tests/document_store/test_edge_store.py."""
+empty/null/id conditions, values counts and geo conditions, booleans matched on their 0/1 twin (`bool_twin`), and a
+`FilterError` for what Edge has no twin for. Filtering a real Edge store (booleans included, MatchText refused,
+values counts and geo) is in tests/document_store/test_edge_store.py."""
 
 from datetime import date, datetime, timedelta, timezone
 from uuid import UUID
@@ -156,9 +156,6 @@ def test_min_should_is_a_filter_error():
         edge_filter(rest.Filter(must=[rest.Filter(min_should=rest.MinShould(conditions=[one], min_count=1))]))
 
 
-@pytest.mark.xfail(strict=True, reason="edge_filter maps only match and range of a FieldCondition: values_count "
-                                       "(and geo_*) are dropped silently, leaving a condition that matches nothing, "
-                                       "where the docstring promises a FilterError or a one-to-one twin")
 def test_a_values_count_condition_is_kept_or_refused():
     condition = rest.FieldCondition(key="meta.amended_by", values_count=rest.ValuesCount(gte=2))
     try:
@@ -166,3 +163,31 @@ def test_a_values_count_condition_is_kept_or_refused():
     except FilterError:
         return  # refused clearly: what the docstring promises
     assert result.values_count is not None
+    assert (result.values_count.gte, result.values_count.gt, result.values_count.lte, result.values_count.lt) == (
+        2, None, None, None)
+    assert result.key == "meta.amended_by" and result.match is None and result.range is None
+
+
+def test_geo_conditions_keep_their_points():
+    beijing, shanghai = rest.GeoPoint(lon=116.4, lat=39.9), rest.GeoPoint(lon=121.5, lat=31.2)
+    near = edge_filter(rest.FieldCondition(key="meta.place", geo_radius=rest.GeoRadius(center=beijing, radius=500.0)))
+    assert (near.geo_radius.center.lon, near.geo_radius.center.lat, near.geo_radius.radius) == (116.4, 39.9, 500.0)
+    box = edge_filter(rest.FieldCondition(key="meta.place", geo_bounding_box=rest.GeoBoundingBox(
+        top_left=beijing, bottom_right=shanghai))).geo_bounding_box
+    assert (box.top_left.lon, box.bottom_right.lat) == (116.4, 31.2)
+    ring = rest.GeoLineString(points=[beijing, shanghai, rest.GeoPoint(lon=113.3, lat=23.1), beijing])
+    polygon = edge_filter(rest.FieldCondition(key="meta.place", geo_polygon=rest.GeoPolygon(
+        exterior=ring, interiors=[ring]))).geo_polygon
+    assert [p.lon for p in polygon.exterior] == [116.4, 121.5, 113.3, 116.4]
+    assert [[p.lat for p in hole] for hole in polygon.interiors] == [[39.9, 31.2, 23.1, 39.9]]
+
+
+def test_empty_and_null_flags_of_a_field_condition_are_kept():
+    assert edge_filter(rest.FieldCondition(key="meta.law", is_empty=True)).is_empty is True
+    assert edge_filter(rest.FieldCondition(key="meta.law", is_null=False)).is_null is False
+
+
+def test_a_boolean_match_with_another_condition_on_the_field_is_a_filter_error():
+    with pytest.raises(FilterError, match="boolean alone.*'meta.in_force'"):
+        edge_filter(rest.FieldCondition(key="meta.in_force", match=rest.MatchValue(value=True),
+                                        values_count=rest.ValuesCount(gte=1)))

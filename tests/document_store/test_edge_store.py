@@ -240,6 +240,26 @@ def test_boolean_conditions_match(tmp_path: Path) -> None:
     store.close()
 
 
+def test_values_count_and_geo_conditions_filter_a_real_shard(tmp_path: Path) -> None:
+    import qdrant_edge as edge
+
+    store = QdrantEdgeDocumentStore(path=str(tmp_path / "s"), embedding_dim=4)
+    store.write_documents([
+        Document(id="twice", content="a", meta={"amended_by": ["甲", "乙"], "place": {"lon": 116.4, "lat": 39.9}},
+                 embedding=[1.0, 0, 0, 0]),
+        Document(id="once", content="b", meta={"amended_by": ["甲"], "place": {"lon": 121.5, "lat": 31.2}},
+                 embedding=[1.0, 0.1, 0, 0])])
+
+    def count(condition: rest.FieldCondition) -> int:
+        return store.shard.count(edge.CountRequest(exact=True, filter=edge_filter(rest.Filter(must=[condition]))))
+
+    assert count(rest.FieldCondition(key="meta.amended_by", values_count=rest.ValuesCount(gte=2))) == 1
+    assert count(rest.FieldCondition(key="meta.amended_by", values_count=rest.ValuesCount(lte=2))) == 2
+    near_beijing = rest.GeoRadius(center=rest.GeoPoint(lon=116.4, lat=39.9), radius=1000.0)
+    assert count(rest.FieldCondition(key="meta.place", geo_radius=near_beijing)) == 1
+    store.close()
+
+
 def test_canary_the_binding_still_cannot_match_booleans(tmp_path: Path) -> None:
     """When this fails, qdrant-edge-py matches booleans itself: drop BOOL_TWINS from document_store/edge_filters.py."""
     import qdrant_edge as edge

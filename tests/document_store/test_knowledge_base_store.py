@@ -64,6 +64,13 @@ def test_queries_facets_and_filters_answer_alike(store) -> None:
     assert [d.id for d in store.filter_documents(in_other, limit=5)] == ["另一法第一条"]
 
 
+def test_a_value_no_document_holds_any_more_leaves_the_facet(store) -> None:
+    """Both stores alike: Edge's facet index kept a deleted law with a count of 0 (a bare 第二条 then stayed
+    ambiguous in what had become a one-law knowledge base)."""
+    store.delete_by_filter({"field": "meta.law", "operator": "==", "value": "另一法"})
+    assert store.facet("meta.law", 10) == ["示例法"]
+
+
 def test_the_indexer_rewrites_in_place(store) -> None:
     assert store.source_counts() == {"law:示例法": 2, "file:另一法.md": 1}
     batches = list(store.scroll_sources({"law:示例法"}))

@@ -1,7 +1,8 @@
 """StatuteDB on a small laws.db made here with the real schema: names resolved (and refused with a hint), versions
 and their validity, older versions, amendment links, the text in force of an amended law (a whole article
-replaced, a partial change and a deletion noted) and the text it superseded, and the two fingerprints. The real
-database (the 刑法 and its 修正案, the 商标法's versions) is in tests/helpers/statutes/test_versions.py."""
+replaced, a partial change and a deletion noted; several articles named at once) and the text it superseded, and
+the two fingerprints. The real database (the 刑法 and its 修正案, the 商标法's versions) is in
+tests/helpers/statutes/test_versions.py."""
 
 from __future__ import annotations
 
@@ -45,7 +46,10 @@ ARTICLES = [  # law_id, article_no, text (chapter 第一章, no section)
 
 @pytest.fixture(scope="module")
 def db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("statutes") / "laws.db"
+    return write_db(tmp_path_factory.mktemp("statutes") / "laws.db", ARTICLES)
+
+
+def write_db(path: Path, articles: list[tuple[str, str, str]]) -> Path:
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE laws (law_id TEXT PRIMARY KEY, law_name TEXT NOT NULL, doc_type TEXT, level TEXT, "
                      "issuing_body TEXT, publish_date TEXT, effective_date TEXT, version_date TEXT, status TEXT, "
@@ -58,7 +62,7 @@ def db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
         laws = {law_id: (name, status) for law_id, name, _, _, _, status in LAWS}
         conn.executemany("INSERT INTO articles (law_id, law_name, law_department, status, chapter, section, "
                          "article_no, article_text) VALUES (?, ?, '刑法部门', ?, '第一章', '', ?, ?)",
-                         [(law_id, *laws[law_id], number, text) for law_id, number, text in ARTICLES])
+                         [(law_id, *laws[law_id], number, text) for law_id, number, text in articles])
     return path
 
 
@@ -172,6 +176,21 @@ def test_an_amended_law_shows_the_text_in_force(db: StatuteDB) -> None:
     unchanged = articles["第四条"]
     assert unchanged.content == "未改的第四条。" and unchanged.meta["valid_from"] == 20201226
     assert "amended_on" not in unchanged.meta and "amended_by" not in unchanged.meta
+
+
+def test_an_instruction_naming_several_articles_links_each_and_gives_each_its_own_text(tmp_path: Path) -> None:
+    db = StatuteDB(write_db(tmp_path / "laws.db", [
+        ("x1", "第五条", "旧五。"), ("x1", "第六条", "旧六。"), ("x1", "第六条之一", "六之一。"),
+        ("x1", "第六条之二", "六之二。"),
+        ("a19", "条目一", ("在刑法第六条后增加二条，作为第六条之一、第六条之二：\n"
+                           "“第六条之一　六之一。”\n“第六条之二　六之二。”")),
+        ("a20", "条目一", "将刑法第五条、第六条修改为：\n“第五条　新五。\n第二款。”\n“第六条　新六。”")]))
+    articles = by_number(db.articles(CRIMINAL))
+    assert [articles[n].meta["amended_by"] for n in ("第六条之一", "第六条之二")] == [[f"{EARLY}条目一"]] * 2
+    assert by_number(db.articles(EARLY))["条目一"].meta["amends"] == [f"{CRIMINAL}第六条之一", f"{CRIMINAL}第六条之二"]
+    assert articles["第六条之二"].content == "六之二。"  # added before the consolidated text: already in it
+    note = f"\n（本条经《{LATE}》条目一修改，2024-03-01起施行）"
+    assert (articles["第五条"].content, articles["第六条"].content) == (f"新五。\n第二款。{note}", f"新六。{note}")
 
 
 def test_the_superseded_text_is_the_consolidated_one_until_the_change(db: StatuteDB) -> None:

@@ -45,8 +45,6 @@ def test_citation_forms(fixture_store) -> None:
         assert keys(lookup.find(query)) == expected, query
 
 
-@pytest.mark.xfail(strict=True, reason="the Edge store's facet still lists a law whose articles were all deleted "
-                                       "(count 0), so StoreSearch.laws() keeps it")
 def test_a_law_whose_articles_were_deleted_no_longer_counts(fixture_store) -> None:
     """Once 示例交通法's articles are gone (a source re-indexed under another title leaves the same state), a bare
     “第二条” is no longer ambiguous, and a question naming 示例交通法 gets no “held in no version” gap: it is not

@@ -58,8 +58,6 @@ def test_the_law_names_are_sorted_and_read_again_after_a_write(fixture_store) ->
     assert "示例道路法" in search.laws()
 
 
-@pytest.mark.xfail(strict=True, reason="the Edge store's facet still lists a value whose points were all rewritten "
-                                       "or deleted (count 0)")
 def test_a_law_left_with_no_articles_is_no_longer_named(fixture_store) -> None:
     search = StoreSearch(fixture_store)
     fixture_store.delete_by_filter(ONLY_B)
