@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import sys
 from pathlib import Path
@@ -71,12 +72,30 @@ def runs_table(runs: dict[str, list[dict]], gold: dict[int, list[str]]) -> str:
              "|---|---|---|---|---|---|"]
     for label, rows in runs.items():
         part = [r for r in rows if r["qid"] in common]
-        read = statistics.mean(has_gold(best_keys(r), gold[r["qid"]], int(label)) for r in part)
+        # an answer whose last round passed read EVIDENCE_TOP_N (5) in either run
+        read = statistics.mean(has_gold(best_keys(r), gold[r["qid"]], SURE if r["situation"] == "sufficient"
+                                        else int(label)) for r in part)
         seconds = [r["seconds"] for r in part]
         lines.append(f"| {label} | {read:.3f} | {statistics.mean(r['model_citation_recall'] for r in part):.3f} | "
                      f"{statistics.mean(r['citation_recall'] for r in part):.3f} | {statistics.mean(seconds):.1f} / "
                      f"{statistics.median(seconds):.1f} | {statistics.mean(r['llm_calls'] for r in part):.2f} |")
+    first, *others = runs
+    by_qid = {label: {r["qid"]: r for r in rows} for label, rows in runs.items()}
+    for label in others:
+        for metric in ("model_citation_recall", "citation_recall"):
+            diffs = [by_qid[label][q][metric] - by_qid[first][q][metric] for q in sorted(common)]
+            low, high = bootstrap_interval(diffs)
+            lines.append(f"\n{label} − {first}, {metric}: {statistics.mean(diffs):+.3f} (95 % paired bootstrap "
+                         f"{low:+.3f} … {high:+.3f}; better on {sum(d > 0 for d in diffs)}, worse on "
+                         f"{sum(d < 0 for d in diffs)} questions)")
     return "\n".join(lines)
+
+
+def bootstrap_interval(values: list[float], draws: int = 5000, seed: int = 0) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of the mean of ``values`` resampled with replacement."""
+    rng = random.Random(seed)
+    means = sorted(statistics.mean(rng.choices(values, k=len(values))) for _ in range(draws))
+    return means[int(0.025 * draws)], means[int(0.975 * draws) - 1]
 
 
 def main() -> None:

@@ -166,7 +166,7 @@ class Settings:
     max_rounds: int = setting("MAX_ROUNDS", 3)
     judge_top_n: int = setting("JUDGE_TOP_N", 5)
     evidence_top_n: int = setting("EVIDENCE_TOP_N", 5, _non_negative)
-    evidence_top_n_unsure: int = setting("EVIDENCE_TOP_N_UNSURE", 5, _non_negative)
+    evidence_top_n_unsure: int = setting("EVIDENCE_TOP_N_UNSURE", 8, _non_negative)
     rewrite_first_round: bool = setting("REWRITE_FIRST_ROUND", False)
     long_question_chars: int = setting("LONG_QUESTION_CHARS", 0, _non_negative)
     question_weight: float = setting("QUESTION_WEIGHT", 2.0, _positive)
