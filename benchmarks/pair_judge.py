@@ -15,7 +15,7 @@ pass rate at the same pass rate of good evidence:
   the sample, so no question is scored by a fit that saw it.
 
     .venv/bin/python benchmarks/judge_calibration.py --embedder base --llm-sample 0   # the out-of-fold rows
-    .venv/bin/python benchmarks/pair_judge.py --sample 100 --outside 100
+    .venv/bin/python benchmarks/pair_judge.py --sample 80 --outside 80
 """
 
 from __future__ import annotations
