@@ -41,10 +41,12 @@ def escaped_values(extra: dict[str, Any]) -> dict[str, Any]:
 
 def safe_format(record: Any) -> str:
     """Hayhooks' line format with user text escaped (`escaped_values`) and the traceback of a logged exception."""
-    record["extra"] = escaped_values(record["extra"])
+    # the record is shared by every sink: Hayhooks' format reads a copy with the values escaped, so a second sink
+    # with this format escapes the original values, not the first one's escaped ones
+    escaped = {**record, "extra": escaped_values(record["extra"])}
     record["message"] = _ANSI.sub("", record["message"])  # uvicorn's colour_message: codes in a log file otherwise
     # a callable format gets no traceback unless it asks for one: Hayhooks' dropped every logged exception's
-    return hayhooks_format(record) + ("{exception}" if record["exception"] else "")
+    return hayhooks_format(escaped) + ("{exception}" if record["exception"] else "")
 
 
 def escape_markup_in_hayhooks_logs() -> None:

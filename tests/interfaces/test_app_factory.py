@@ -4,6 +4,7 @@ the wiring of a preparation to the server's stop. The real server is in tests/se
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -38,7 +39,15 @@ def process_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("API_KEY", "MAX_BODY_BYTES", "CORS_ALLOW_ORIGINS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DATA_DIR", "/nonexistent-data")  # nothing is opened: the deployments never load here
+    # Hayhooks' create_app routes these loggers to loguru (no propagation): later tests read them with caplog
+    names = [*PROJECT_LOGGERS, *hayhooks.intercepted_loggers]
+    saved = {name: (logging.getLogger(name).handlers[:], logging.getLogger(name).propagate,
+                    logging.getLogger(name).level) for name in names}
     yield
+    for name, (handlers, propagate, level) in saved.items():
+        stdlib_logger = logging.getLogger(name)
+        stdlib_logger.handlers, stdlib_logger.propagate = handlers, propagate
+        stdlib_logger.setLevel(level)
 
 
 def app_with(monkeypatch: pytest.MonkeyPatch, stop: Callable[[], None] | None = None,

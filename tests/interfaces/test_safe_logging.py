@@ -47,3 +47,16 @@ def test_uvicorn_colour_codes_stay_out_of_the_log(out):
     logger.info("Uvicorn running on \x1b[1mhttp://127.0.0.1:8000\x1b[0m (Press CTRL+C to quit)")  # its color_message
     assert out.getvalue().rstrip("\n").endswith("Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)")
     assert "\x1b" not in out.getvalue()
+
+
+def test_two_sinks_with_this_format_each_print_the_value_as_written(out):
+    """The record is shared by the sinks: the first one's escaping must not be escaped again by the second (a log
+    file beside stderr, or a server app built twice in one process)."""
+    second = io.StringIO()
+    sink = logger.add(second, format=safe_format, colorize=False, catch=False, diagnose=False)
+    try:
+        params = {"query": "<script>alert(1)</script>"}
+        logger.bind(params=params).info("Running pipeline")
+    finally:
+        logger.remove(sink)
+    assert f"params={params!r}" in out.getvalue() and f"params={params!r}" in second.getvalue()
