@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.judge_calibration import CACHE, IN_CORPUS, LONG_QUESTION
 from benchmarks.retrieval import DEFAULT_QUERIES
+from helpers.records.rounds import Round, best_round
 
 SIZES = (5, 6, 8, 10)
 SURE = 5  # EVIDENCE_TOP_N
@@ -56,12 +57,11 @@ def retrieval_table(rows: list[dict]) -> str:
 
 
 def best_keys(row: dict) -> list[str]:
-    """The best round's articles (the highest judge total, a tie to the later round: `best_round`)."""
-    best = None
-    for entry in row["rounds"]:
-        if best is None or entry["total"] >= best["total"]:
-            best = entry
-    return best["keys"] if best else []
+    """The best round's articles, chosen by the loop's own rule (`best_round`) from the logged totals."""
+    rounds = [Round(number=i, queries=[], documents=[], evaluation={"total": entry["total"]})
+              for i, entry in enumerate(row["rounds"])]
+    best = best_round(rounds)
+    return row["rounds"][best.number]["keys"] if best else []
 
 
 def runs_table(runs: dict[str, list[dict]], gold: dict[int, list[str]]) -> str:
